@@ -1,0 +1,3 @@
+from npu_graph_skill.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,140 @@
+"""The public functions, one per capability. The CLI, the MCP server and the skill's scripts call
+these and nothing else. Each returns a record with `to_dict()` (a stable JSON contract).
+
+Imports are deferred to the call so that importing `api` costs nothing.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+# --- diagnosis (issue: diagnosis core) ------------------------------------------------------
+
+
+def diagnose(text: Optional[str] = None, paths: Optional[List[str]] = None, lang: Optional[str] = None,
+             source_dir: Optional[str] = None, kb_dir: Optional[str] = None):
+    """A pasted error/traceback/log (`text`) or files/directories (`paths`, `-` = stdin) → Diagnosis."""
+    from npu_graph_skill.diagnose.engine import diagnose as run
+
+    return run(text=text, paths=paths, lang=lang, source_dir=source_dir, kb_dir=kb_dir)
+
+
+def lookup_error_code(code: str):
+    """`107027`, `0x1a213`, `EE1016`, `ERR00100`, `0x7020023` → every matching code entry."""
+    from npu_graph_skill.knowledge.codes import lookup
+
+    return lookup(code)
+
+
+def list_patterns(phase: Optional[str] = None):
+    """Known failure patterns, optionally of one phase."""
+    from npu_graph_skill.knowledge.loader import load_knowledge
+
+    patterns = load_knowledge().patterns
+    return [p for p in patterns if phase is None or p.phase == phase.lower()]
+
+
+def get_pattern(pattern_id: str):
+    from npu_graph_skill.knowledge.loader import load_knowledge
+
+    return load_knowledge().pattern(pattern_id)
+
+
+# --- logs (issue: log analyzer) --------------------------------------------------------------
+
+
+def analyze_logs(paths: List[str], **options: Any):
+    """Stream logs (files, .gz, directories, `-`) into errors (E-), timeline (T-), memory (M-) findings."""
+    from npu_graph_skill.logs.analyze import analyze_logs as run
+
+    return run(paths, **options)
+
+
+# --- environment doctor ----------------------------------------------------------------------
+
+
+def run_doctor(backend: str = "auto", **options: Any):
+    """Environment checks for graph mode, each isolated in a subprocess; PASS/WARN/FAIL/CRIT/SKIP."""
+    from npu_graph_skill.doctor.runner import run_doctor as run
+
+    return run(backend=backend, **options)
+
+
+def collect_env(**options: Any):
+    """A paste-ready environment block (CANN, driver, torch, torch_npu, devices, variables)."""
+    from npu_graph_skill.doctor.envinfo import collect_env as run
+
+    return run(**options)
+
+
+# --- expert: ask and code --------------------------------------------------------------------
+
+
+def ask(question: str, lang: Optional[str] = None, source_dir: Optional[str] = None, limit: int = 5, **options: Any):
+    """Ranked knowledge entries (concepts, patterns, codes, constraints, cases) for a question."""
+    from npu_graph_skill.expert.ask import ask as run
+
+    return run(question, lang=lang, source_dir=source_dir, limit=limit, **options)
+
+
+def locate_symbol(symbol: str, source_dir: Optional[str] = None):
+    from npu_graph_skill.expert.code import locate_symbol as run
+
+    return run(symbol, source_dir=source_dir)
+
+
+def find_raise_site(message: str, source_dir: Optional[str] = None):
+    from npu_graph_skill.expert.code import find_raise_site as run
+
+    return run(message, source_dir=source_dir)
+
+
+# --- performance -----------------------------------------------------------------------------
+
+
+def perf_bench(target: str, **options: Any):
+    from npu_graph_skill.perf.bench import run_bench
+
+    return run_bench(target, **options)
+
+
+def perf_compare(baseline: str, candidate: str, **options: Any):
+    from npu_graph_skill.perf.compare import compare_files
+
+    return compare_files(baseline, candidate, **options)
+
+
+def perf_trace(directory: str, **options: Any):
+    from npu_graph_skill.perf.trace import analyze_trace
+
+    return analyze_trace(directory, **options)
+
+
+def analyze_graph_dump(path: str, **options: Any):
+    from npu_graph_skill.perf.graph_dump import analyze_graph_dump as run
+
+    return run(path, **options)
+
+
+# --- case knowledge base ---------------------------------------------------------------------
+
+
+def record_case(report: Dict[str, Any], **options: Any):
+    from npu_graph_skill.cases.store import record_case as run
+
+    return run(report, **options)
+
+
+def search_cases(query: str, **options: Any):
+    from npu_graph_skill.cases.store import search_cases as run
+
+    return run(query, **options)
+
+
+# --- skill -----------------------------------------------------------------------------------
+
+
+def route_request(text: str):
+    """Gate 0: which sub-skill handles this request, with the scores behind the choice."""
+    from npu_graph_skill.skill.routing import route
+
+    return route(text)

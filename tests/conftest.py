@@ -1,0 +1,54 @@
+"""Shared fixtures. Real data lives in ../shared/data (cases, samples, code tables): tests read it
+through `shared_data` and skip with a clear reason where it is absent."""
+from __future__ import annotations
+
+import os
+import pathlib
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+
+
+def find_shared_data() -> pathlib.Path | None:
+    explicit = os.environ.get("NPU_GRAPH_SHARED_DATA")
+    if explicit:
+        path = pathlib.Path(explicit)
+        return path if path.is_dir() else None
+    for base in [REPO, *REPO.parents]:
+        candidate = base / "shared" / "data"
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> pathlib.Path:
+    path = find_shared_data()
+    if path is None:
+        pytest.skip("shared data (../shared/data) not found; set NPU_GRAPH_SHARED_DATA to run this test")
+    return path
+
+
+@pytest.fixture(scope="session")
+def shared_cases(shared_data: pathlib.Path) -> list:
+    import yaml
+
+    cases = []
+    for path in sorted((shared_data / "cases").glob("*.yaml")):
+        with open(path, encoding="utf-8") as handle:
+            cases.append(yaml.safe_load(handle))
+    return cases
+
+
+@pytest.fixture
+def run_cli(capsys):
+    """Run `npu-graph ARGS` in-process; returns (exit code, stdout, stderr)."""
+    from npu_graph_skill.cli import main
+
+    def run(*args: str):
+        code = main(list(args))
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
