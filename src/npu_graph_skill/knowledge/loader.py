@@ -1,0 +1,247 @@
+"""Load and validate the knowledge base: patterns, constraints, error codes, code roles, messages.
+
+YAML is parsed once and cached as JSON in the user's cache folder, keyed by a digest of the files,
+so a diagnosis does not pay for a YAML parse (or even `import yaml`) on every start. A cache that
+cannot be written is simply skipped.
+"""
+from __future__ import annotations
+
+import csv
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+from npu_graph_skill import __version__
+from npu_graph_skill.core.model import Record
+from npu_graph_skill.knowledge.schema import (
+    Constraint, KnowledgeError, Pattern, parse_constraint, parse_pattern,
+)
+
+KNOWLEDGE_DIR = Path(__file__).resolve().parent
+YAML_SOURCES = ("patterns/*.yaml", "constraints.yaml", "codes/roles.yaml")
+
+
+@dataclasses.dataclass
+class CodeEntry(Record):
+    """One error code of any family, with where the fact comes from."""
+
+    code: str
+    kind: str  # acl runtime ge hccl aclnn driver inner ecode pta
+    name: str
+    meaning: str
+    graph_mode: str
+    source: str
+    family: str = ""
+    hex: str = ""
+    role: str = "decisive"  # decisive | wrapper | consequence | noisy
+    role_why: Dict[str, str] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass
+class MessageEntry(Record):
+    """A torch_npu graph-mode message with its raise site (rebuilt from the shared messages table)."""
+
+    id: str
+    regex: str
+    example: str
+    repo: str
+    file: str
+    line: str
+    message_line: str
+    version: str
+    line_v73: str
+    function: str
+    phase: str
+    layer: str
+    kind: str
+    condition: str
+    error_code: str
+    surface: str
+    notes: str
+    _compiled: Any = dataclasses.field(default=None, repr=False, compare=False)
+    _needle: Optional[str] = dataclasses.field(default=None, repr=False, compare=False)
+
+    def needle(self) -> str:
+        """The longest literal run of the regex, lower-cased: a cheap substring test before the regex."""
+        if self._needle is None:
+            parts = re.split(r"\\[dswDSW]|\.\*\??|\.\+\??|\(|\)|\[[^\]]*\]|\||\?|\\n|\+|\*|\{\d+(,\d*)?\}", self.regex)
+            literals = [re.sub(r"\\(.)", r"\1", p or "") for p in parts]
+            self._needle = max(literals, key=len).strip().lower() if literals else ""
+        return self._needle
+
+    def pattern(self) -> "re.Pattern[str]":
+        if self._compiled is None:
+            self._compiled = re.compile(self.regex, re.IGNORECASE)
+        return self._compiled
+
+    def raise_site(self) -> str:
+        line = self.line or (f"{self.line_v73}@v7.3.0" if self.line_v73 else "?")
+        return f"{self.repo} {self.file}:{line}"
+
+    def to_dict(self) -> Dict[str, Any]:
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if not f.name.startswith("_")}
+        return data
+
+
+class Knowledge:
+    """Everything the engine knows, validated, with the lookups the capabilities need."""
+
+    def __init__(self, patterns: List[Pattern], constraints: List[Constraint], codes: List[CodeEntry],
+                 messages: List[MessageEntry]) -> None:
+        self.patterns = patterns
+        self.constraints = constraints
+        self.codes = codes
+        self.messages = messages
+        self._patterns_by_id = {p.id: p for p in patterns}
+        self._codes_by_key: Dict[str, List[CodeEntry]] = {}
+        for entry in codes:
+            self._codes_by_key.setdefault(entry.code.upper(), []).append(entry)
+
+    def pattern(self, pattern_id: str) -> Optional[Pattern]:
+        return self._patterns_by_id.get(pattern_id.strip().upper())
+
+    def codes_for(self, key: str) -> List[CodeEntry]:
+        return self._codes_by_key.get(key.upper(), [])
+
+    def role_of(self, code: str) -> str:
+        entries = self.codes_for(code)
+        return entries[0].role if entries else "decisive"
+
+
+# --------------------------------------------------------------------------------------------
+# Raw data: YAML through a JSON cache, CSV directly.
+# --------------------------------------------------------------------------------------------
+
+def _yaml_files(root: Path) -> List[Path]:
+    files: List[Path] = []
+    for pattern in YAML_SOURCES:
+        files.extend(sorted(root.glob(pattern)))
+    return files
+
+
+def _digest(files: List[Path]) -> str:
+    h = hashlib.sha1(__version__.encode())
+    for path in files:
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def cache_dir() -> Optional[Path]:
+    explicit = os.environ.get("NPU_GRAPH_CACHE_DIR")
+    if explicit == "":
+        return None  # caching disabled
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "npu-graph-skill"
+
+
+def _load_yaml(path: Path) -> Any:
+    import yaml  # deferred: only paid when the cache is cold
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    with open(path, encoding="utf-8") as handle:
+        try:
+            return yaml.load(handle, Loader=loader)
+        except yaml.YAMLError as exc:
+            raise KnowledgeError(f"{path.name}: invalid YAML ({str(exc).splitlines()[0]})") from None
+
+
+def load_raw_yaml(root: Path = KNOWLEDGE_DIR) -> Dict[str, Any]:
+    """{relative path: parsed YAML} for every knowledge YAML file, from the cache when it is fresh."""
+    files = _yaml_files(root)
+    digest = _digest(files)
+    folder = cache_dir()
+    cached = folder / f"knowledge-{digest}.json" if folder else None
+    if cached and cached.is_file():
+        try:
+            with open(cached, encoding="utf-8") as handle:
+                return json.load(handle)
+        except (OSError, ValueError):
+            pass  # a damaged cache is rebuilt below
+    raw = {str(path.relative_to(root)): _load_yaml(path) for path in files}
+    if cached:
+        _write_cache(cached, raw)
+    return raw
+
+
+def _write_cache(path: Path, raw: Dict[str, Any]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=str(path.parent), prefix=".knowledge-", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(raw, handle, ensure_ascii=False)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # read-only home, full disk: run without a cache
+
+
+def _read_csv(path: Path) -> List[Dict[str, str]]:
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _codes(root: Path, roles: Dict[str, Any]) -> List[CodeEntry]:
+    role_of: Dict[str, tuple] = {}
+    for role, entries in (roles or {}).items():
+        for entry in entries or []:
+            role_of[str(entry["code"]).upper()] = (role, entry.get("why") or {})
+    entries: List[CodeEntry] = []
+    for row in _read_csv(root / "codes" / "numeric.csv"):
+        entries.append(CodeEntry(code=row["code"], kind=row["kind"], name=row["name"], meaning=row["meaning"],
+                                 graph_mode=row["graph_mode"], source=row["source"], family=row["family"], hex=row["hex"]))
+    for row in _read_csv(root / "codes" / "ecodes.csv"):
+        entries.append(CodeEntry(code=row["code"], kind="ecode", name=row["component"], meaning=row["meaning"],
+                                 graph_mode=row["graph_mode"], source=row["source"], family=row["component"]))
+    for row in _read_csv(root / "codes" / "pta.csv"):
+        entries.append(CodeEntry(code=row["code"], kind="pta", name=f"{row['submodule']} {row['name']}",
+                                 meaning=row["meaning"], graph_mode=row["graph_mode"], source=row["source"],
+                                 family=f"torch_npu {row['submodule']}", hex=row["text"]))
+    for entry in entries:
+        if entry.code.upper() in role_of:
+            entry.role, entry.role_why = role_of[entry.code.upper()]
+    return entries
+
+
+def _messages(root: Path) -> List[MessageEntry]:
+    return [MessageEntry(id=r["id"], regex=r["message_regex"], example=r["message_example"], repo=r["repo"],
+                         file=r["file"], line=r["line"], message_line=r["message_line"], version=r["version"],
+                         line_v73=r["line_v7.3.0"], function=r["function"], phase=r["phase"], layer=r["layer"],
+                         kind=r["kind"], condition=r["condition"], error_code=r["error_code"], surface=r["surface"],
+                         notes=r["notes"])
+            for r in _read_csv(root / "messages.csv")]
+
+
+def build_knowledge(root: Path = KNOWLEDGE_DIR) -> Knowledge:
+    raw = load_raw_yaml(root)
+    patterns: List[Pattern] = []
+    for name in sorted(k for k in raw if k.startswith("patterns")):
+        entries = raw[name] or []
+        if not isinstance(entries, list):
+            raise KnowledgeError(f"{name}: must be a list of patterns")
+        patterns.extend(parse_pattern(entry, name) for entry in entries)
+    seen = set()
+    for pattern in patterns:
+        if pattern.id in seen:
+            raise KnowledgeError(f"{pattern.source_file}: duplicate pattern id {pattern.id}")
+        seen.add(pattern.id)
+    constraints = [parse_constraint(c, "constraints.yaml", seen) for c in raw.get("constraints.yaml") or []]
+    codes = _codes(root, raw.get(os.path.join("codes", "roles.yaml")) or {})
+    return Knowledge(patterns, constraints, codes, _messages(root))
+
+
+_KNOWLEDGE: Optional[Knowledge] = None
+
+
+def load_knowledge() -> Knowledge:
+    """The process-wide knowledge base (built once)."""
+    global _KNOWLEDGE
+    if _KNOWLEDGE is None:
+        _KNOWLEDGE = build_knowledge()
+    return _KNOWLEDGE
