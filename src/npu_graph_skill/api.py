@@ -119,15 +119,56 @@ def analyze_graph_dump(path: str, **options: Any):
 
 
 def record_case(report: Dict[str, Any], **options: Any):
+    """Record a diagnosis (`Diagnosis.to_dict()`) as a case without asking: redacted, deduplicated
+    by signature, written atomically under the knowledge-base lock → RecordResult.
+    Options: kb_dir, redact, symptom (the original text), environment, collect_env, tags, reporter,
+    title, verification_result, verification_note."""
     from npu_graph_skill.cases.store import record_case as run
 
     return run(report, **options)
 
 
 def search_cases(query: str, **options: Any):
+    """Recorded cases like a question or an error text, best first → [CaseMatch] (kb_dir, limit=5)."""
     from npu_graph_skill.cases.store import search_cases as run
 
     return run(query, **options)
+
+
+def similar_cases(report: Any, kb_dir: Optional[str] = None, limit: int = 3):
+    """Recorded cases like a diagnosis in progress → [CaseMatch]; `.to_candidate()` gives a
+    Candidate of kind "case". Silent (empty) when there is no knowledge base."""
+    from npu_graph_skill.cases.search import similar_cases as run
+
+    return run(report, kb_dir=kb_dir, limit=limit)
+
+
+def list_cases(kb_dir: Optional[str] = None, **filters: Any):
+    """Recorded cases, newest first → CaseList (filters: phase, pattern, tag, limit)."""
+    from npu_graph_skill.cases.store import list_cases as run
+
+    return run(kb_dir=kb_dir, **filters)
+
+
+def get_case(case_id: str, kb_dir: Optional[str] = None):
+    """One case (id or unique prefix) with its repeats → CaseView."""
+    from npu_graph_skill.cases.store import get_case as run
+
+    return run(case_id, kb_dir=kb_dir)
+
+
+def case_stats(kb_dir: Optional[str] = None):
+    """Distinct cases, occurrences, counts per phase / layer / pattern → KbStats."""
+    from npu_graph_skill.cases.store import case_stats as run
+
+    return run(kb_dir=kb_dir)
+
+
+def init_case_kb(kb_dir: Optional[str] = None):
+    """Create an empty knowledge base (cases/, CASE_TEMPLATE.md, history.md) → KbLocation."""
+    from npu_graph_skill.cases.store import init_kb as run
+
+    return run(kb_dir)
 
 
 # --- skill -----------------------------------------------------------------------------------
