@@ -179,3 +179,26 @@ def route_request(text: str):
     from npu_graph_skill.skill.routing import route
 
     return route(text)
+
+
+def install_skill(agent: Optional[List[str]] = None, scope: str = "project", project: Optional[str] = None,
+                  directory: Optional[str] = None, force: bool = False, offline: bool = False):
+    """Write the skill bundle into each agent's skills folder (default: Claude Code, this project),
+    keeping files the user edited and the case knowledge base → InstallReport."""
+    from npu_graph_skill.skill.install import install_skill as run
+
+    return run(agent=agent, scope=scope, project=project, directory=directory, force=force, offline=offline)
+
+
+def validate_skill(path: str, official: bool = False):
+    """Check every SKILL.md under `path` against the Agent Skills spec (+ skills-ref) → ValidationReport."""
+    from npu_graph_skill.skill.validate import validate_tree
+
+    return validate_tree(path, official=official)
+
+
+def export_skill(out: str, offline: bool = False):
+    """Write the bundle as a zip (`npu-graph-skill/` at its top) → ExportReport."""
+    from npu_graph_skill.skill.export import export_skill as run
+
+    return run(out, offline=offline)

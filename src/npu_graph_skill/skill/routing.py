@@ -28,6 +28,7 @@ class Signal:
     text: str  # as written in the table, shown in `matched`
     weight: float
     pattern: Pattern[str]
+    kind: str = "term"  # term (a word or phrase a user writes) | regex (a shape such as an error code)
 
 
 @dataclasses.dataclass
@@ -101,7 +102,7 @@ def _compile_signals(groups: List[Dict[str, Any]]) -> List[Signal]:
             pattern = compile_term(term) if term.isascii() else re.compile(re.escape(term), re.IGNORECASE)
             signals.append(Signal(term, weight, pattern))
         for expression in group.get("regex", []):
-            signals.append(Signal(str(expression), weight, re.compile(str(expression), re.IGNORECASE)))
+            signals.append(Signal(str(expression), weight, re.compile(str(expression), re.IGNORECASE), "regex"))
     return signals
 
 
