@@ -98,6 +98,8 @@ def parse_target_args(pairs: Optional[List[str]]) -> Dict[str, Any]:
 
 def _import_module(spec: str) -> Any:
     if spec.endswith(".py") or os.sep in spec:
+        if os.path.isdir(spec):
+            raise InputError(f"{spec}: is a directory, expected a .py file")
         if not os.path.isfile(spec):
             raise InputError(f"{spec}: no such file")
         name = "_npu_graph_target_" + os.path.splitext(os.path.basename(spec))[0]

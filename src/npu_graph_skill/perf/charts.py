@@ -23,6 +23,9 @@ SERIES_COLORS = {"computing": "#4e79a7", "communication": "#e15759", "free": "#b
                  "eager": "#f28e2b", "graph": "#4e79a7"}
 W, H = 760, 300
 PAD_L, PAD_R, PAD_T, PAD_B = 64, 16, 34, 54
+# inside every SVG too, so a chart copied out of the page keeps its look
+SVG_STYLE = ("<style>.t{font:600 14px sans-serif}.a{font:11px sans-serif;fill:#555}"
+             ".g{stroke:#e5e5e5}</style>")
 
 
 def _esc(value: Any) -> str:
@@ -33,7 +36,7 @@ def _nice_max(value: float) -> float:
     if value <= 0:
         return 1.0
     exp = 10 ** math.floor(math.log10(value))
-    for step in (1, 2, 2.5, 5, 10):
+    for step in (1, 2, 4, 8, 10):  # quarters of these are round numbers (grid lines at y_max / 4)
         if value <= step * exp:
             return step * exp
     return 10 * exp
@@ -41,7 +44,7 @@ def _nice_max(value: float) -> float:
 
 def _frame(title: str, y_max: float, y_unit: str) -> List[str]:
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" role="img">',
-           f'<title>{_esc(title)}</title>',
+           f'<title>{_esc(title)}</title>', SVG_STYLE,
            f'<text x="{W / 2}" y="20" text-anchor="middle" class="t">{_esc(title)}</text>']
     plot_h = H - PAD_T - PAD_B
     for i in range(5):
@@ -147,7 +150,7 @@ def svg_hbars(title: str, items: Sequence[Tuple[str, float]], unit: str) -> str:
     v_max = _nice_max(max(v for _, v in items))
     label_w = 260
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{height}" viewBox="0 0 {W} {height}" role="img">',
-           f'<title>{_esc(title)}</title>',
+           f'<title>{_esc(title)}</title>', SVG_STYLE,
            f'<text x="{W / 2}" y="20" text-anchor="middle" class="t">{_esc(title)}</text>']
     for i, (label, value) in enumerate(items):
         y = PAD_T + 22 * i
@@ -259,8 +262,13 @@ def _png_panels(kind: str, report: Any) -> List[Any]:
         samples = {name: vs for name, vs in (("eager", report.eager_ms), ("graph", report.graph_ms)) if vs}
         if samples:
             def hist(ax: Any) -> None:
+                everything = [v for vs in samples.values() for v in vs]
+                low, high = min(everything), max(everything)
+                if high <= low:
+                    low, high = low * 0.95, high * 1.05 + 1e-9
+                edges = [low + (high - low) * i / 40 for i in range(41)]  # one set of bins for both modes
                 for name, vs in samples.items():
-                    ax.hist(vs, bins=40, alpha=0.55, label=name, color=SERIES_COLORS[name])
+                    ax.hist(vs, bins=edges, alpha=0.55, label=name, color=SERIES_COLORS[name])
                 ax.set_xlabel("ms")
                 ax.set_title("Latency distribution")
                 ax.legend(fontsize=8)

@@ -10,17 +10,27 @@ from __future__ import annotations
 import csv
 from typing import Dict, Iterator, List, Optional, Sequence
 
+from npu_graph_skill.core.errors import InputError
 from npu_graph_skill.core.ingest import TextSource, iter_lines
 
+MAX_LINE = 1 << 20  # a profiler CSV row longer than this is cut (shapes of huge concat ops stay below)
 MISSING = {"", "N/A", "NA", "n/a", "-", "None", "null", "nan", "NaN"}
 
 
 def iter_csv_rows(path: str, name: Optional[str] = None) -> Iterator[Dict[str, str]]:
     """Rows keyed by the stripped header names; values stripped of spaces and the trailing tab."""
     source = TextSource(name=name or path, path=path)
-    reader = csv.reader(iter_lines(source, max_line=1 << 20))
+    if csv.field_size_limit() < MAX_LINE:
+        csv.field_size_limit(MAX_LINE)  # the default (128 KiB) is below our line cut
+    reader = csv.reader(iter_lines(source, max_line=MAX_LINE))
     header: Optional[List[str]] = None
-    for row in reader:
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise InputError(f"{source.name}: not a readable CSV table (line {reader.line_num}: {exc})") from None
         if header is None:
             header = [cell.strip().lstrip("\ufeff") for cell in row]
             continue

@@ -171,7 +171,8 @@ def read_tasks(path: str, notes: List[str]) -> Tuple[List[Task], str]:
         if seen:
             raise InputError(f"{path}: {seen} JSON events but no aclGraph tasks (tid 'stream<N>'); "
                              "is this a profiler trace? try `npu-graph perf trace`")
-        raise InputError(f"{path}: no tasks in the file; expected the JSON written by NPUGraph.debug_dump()")
+        why = f" ({notes[-1]})" if notes else ""
+        raise InputError(f"{path}: no tasks in the file{why}; expected the JSON written by NPUGraph.debug_dump()")
     return tasks, process
 
 

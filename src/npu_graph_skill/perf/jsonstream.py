@@ -36,12 +36,14 @@ class _Reader:
         self.pos = 0
         self.eof = False
         self.first = True
+        # read1 returns what one underlying read gives: a cut .gz then loses at most one small piece
+        self.read = getattr(handle, "read1", handle.read)
 
     def fill(self) -> bool:
         """Append one more chunk; False at end of file."""
         if self.eof:
             return False
-        raw = self.handle.read(CHUNK_CHARS)
+        raw = self.read(CHUNK_CHARS)
         if self.first and raw:
             self.first = False
             if b"\x00" in raw[:8192]:

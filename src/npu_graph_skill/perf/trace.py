@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from npu_graph_skill.core.errors import InputError
 from npu_graph_skill.core.model import Record
@@ -102,7 +102,7 @@ def _steps_from_kernels(kernels: KernelStats) -> List[StepTime]:
             for s in kernels.steps if s.span_us > 0]
 
 
-def _launch_cost(api_rows: List[Dict[str, Any]], timeline: Optional[TimelineStats]) -> (float, str):
+def _launch_cost(api_rows: List[Dict[str, Any]], timeline: Optional[TimelineStats]) -> Tuple[float, str]:
     for row in api_rows:
         if row["level"] == "node" and row["api"] == "launch" and row.get("avg_us"):
             return float(row["avg_us"]), "api_statistic.csv node/launch Avg(us)"
