@@ -98,9 +98,10 @@ def _no_backend_checks() -> List[CheckSpec]:
 def _run_one(spec: CheckSpec, ctx: DoctorContext) -> CheckResult:
     blocked = [dep for dep in spec.depends_on if dep in ctx.results and not ctx.results[dep].ok]
     if blocked:
-        reasons = [f"{dep} is {ctx.results[dep].status}" for dep in blocked]
+        reasons = [f"{dep} ({ctx.results[dep].status})" for dep in blocked]
         return CheckResult(id=spec.id, title=spec.title, status=SKIP,
-                           summary=txt("skipped: needs " + ", ".join(reasons), "已跳过：依赖项 " + "、".join(reasons)),
+                           summary=txt("skipped: depends on " + ", ".join(reasons),
+                                       "已跳过：所依赖的 " + "、".join(reasons) + " 未通过"),
                            depends_on=list(spec.depends_on))
     start = time.monotonic()
     try:
