@@ -69,9 +69,7 @@ class MessageEntry(Record):
     def needle(self) -> str:
         """The longest literal run of the regex, lower-cased: a cheap substring test before the regex."""
         if self._needle is None:
-            parts = re.split(r"\\[dswDSW]|\.\*\??|\.\+\??|\(|\)|\[[^\]]*\]|\||\?|\\n|\+|\*|\{\d+(,\d*)?\}", self.regex)
-            literals = [re.sub(r"\\(.)", r"\1", p or "") for p in parts]
-            self._needle = max(literals, key=len).strip().lower() if literals else ""
+            self._needle = max(literal_runs(self.regex), key=len, default="").strip().lower()
         return self._needle
 
     def pattern(self) -> "re.Pattern[str]":
@@ -86,6 +84,40 @@ class MessageEntry(Record):
     def to_dict(self) -> Dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if not f.name.startswith("_")}
         return data
+
+
+def literal_runs(regex: str) -> List[str]:
+    """The stretches of a regex that match themselves literally (escapes resolved, classes and
+    quantified characters dropped)."""
+    runs: List[str] = []
+    current: List[str] = []
+    i = 0
+    while i < len(regex):
+        char = regex[i]
+        if char == "\\" and i + 1 < len(regex):
+            nxt = regex[i + 1]
+            if nxt.isalnum():  # \d, \s, \w, \n, backreferences: not literal
+                runs.append("".join(current))
+                current = []
+            else:
+                current.append(nxt)
+            i += 2
+            continue
+        if char in "*+?{" and current:
+            current.pop()  # the quantified character is optional or repeated
+        if char in ".^$*+?{}[]|()":
+            runs.append("".join(current))
+            current = []
+            closer = {"[": "]", "{": "}"}.get(char)
+            if closer:
+                end = regex.find(closer, i + 1)
+                i = end if end > 0 else i
+            i += 1
+            continue
+        current.append(char)
+        i += 1
+    runs.append("".join(current))
+    return [r for r in runs if r]
 
 
 class Knowledge:

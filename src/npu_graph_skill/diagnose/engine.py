@@ -1,0 +1,310 @@
+"""The diagnosis: ingest → evidence → phase contexts → pattern scores → first-error rule →
+drill-down → the four-section report (`core.model.Diagnosis`).
+"""
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Dict, List, Optional, Tuple
+
+from npu_graph_skill.core.errors import InputError
+from npu_graph_skill.core.ingest import TextSource, read_text, resolve_sources
+from npu_graph_skill.core.model import Candidate, Diagnosis, Evidence
+from npu_graph_skill.core.render import default_lang, pick
+from npu_graph_skill.diagnose import classify, locate
+from npu_graph_skill.diagnose.evidence import extract_evidence
+from npu_graph_skill.diagnose.match import (
+    KNOWN, EvidenceIndex, MessageHit, PatternScore, match_messages, quoted_lines, rank_patterns,
+)
+from npu_graph_skill.knowledge.loader import Knowledge, load_knowledge
+from npu_graph_skill.knowledge.schema import FAMILY_OF_PHASE
+
+LARGE_INPUT = 1024 * 1024  # above this a log is first reduced to its decisive events
+MAX_CANDIDATES = 5
+
+
+def diagnose(text: Optional[str] = None, paths: Optional[List[str]] = None, lang: Optional[str] = None,
+             source_dir: Optional[str] = None, kb_dir: Optional[str] = None) -> Diagnosis:
+    """Diagnose pasted `text`, or the files/directories in `paths` (`-` = stdin)."""
+    lang = lang or default_lang()
+    notes: List[str] = []
+    if text is None:
+        text, notes = read_inputs(paths or ["-"])
+    if not text.strip():
+        raise InputError("the input is empty: paste the error, the traceback or the log")
+    evidence = extract_evidence(text, notes)
+    return diagnose_evidence(evidence, text, lang, load_knowledge(), source_dir=source_dir, kb_dir=kb_dir)
+
+
+def read_inputs(paths: List[str]) -> Tuple[str, List[str]]:
+    """The text to diagnose. Large inputs and directories are reduced by the log analyzer first."""
+    sources = resolve_sources(paths)
+    notes: List[str] = []
+    total = sum(s.size for s in sources)
+    if len(sources) > 1 or total > LARGE_INPUT:
+        reduced = _reduce_logs(sources)
+        if reduced is not None:
+            text, reduce_notes = reduced
+            return text, reduce_notes + [n for s in sources for n in s.notes]
+    parts = [read_text(source, max_bytes=8 * LARGE_INPUT) for source in sources]
+    notes.extend(n for s in sources for n in s.notes)
+    return "\n".join(parts), notes
+
+
+def _reduce_logs(sources: List[TextSource]):
+    try:
+        from npu_graph_skill.logs.analyze import reduce_for_diagnosis
+    except ImportError:
+        return None
+    return reduce_for_diagnosis(sources)
+
+
+def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowledge,
+                      source_dir: Optional[str] = None, kb_dir: Optional[str] = None) -> Diagnosis:
+    contexts = classify.phase_contexts(evidence)
+    index = EvidenceIndex(evidence, contexts)
+    chain = error_chain(evidence, knowledge)
+    root_line = chain[0]["line"] if chain else 0
+    ranked = rank_patterns(knowledge, index, root_line)
+    messages = match_messages(knowledge, evidence, index.lower_text)
+    top = ranked[0] if ranked and ranked[0].score >= KNOWN else None
+
+    if top:
+        pattern = top.pattern
+        phase, root_layer, fix_in = pattern.phase, pattern.root_layer, pattern.fix_in
+        layer = pattern.layer
+    else:
+        pattern = None
+        phase = messages[0].entry.phase if messages else classify.phase_from_signs(evidence, contexts)
+        layer = classify.detected_layer(evidence, messages[0].entry.layer if messages else "")
+        root_layer, fix_in = layer, "user_code" if layer == "L1" else "torch_npu" if layer == "L2" else "cann_driver"
+
+    candidates = [_candidate(s, evidence, lang) for s in ranked[:MAX_CANDIDATES]]
+    candidates.extend(_similar_cases(kb_dir, phase, text, evidence))
+    candidates.sort(key=lambda c: -c.score)
+    confidence = _confidence(ranked)
+    error_line = _decisive_line(evidence, chain, top)
+    drill = locate.drill_down(evidence, messages, knowledge)
+    drill.extend(_source_drill_down(source_dir, evidence, messages))
+
+    diagnosis = Diagnosis(
+        lang=lang, error=error_line, phase=phase, layer=layer, root_layer=root_layer, fix_in=fix_in,
+        confidence=confidence, novel=top is None, candidates=candidates,
+        root_cause=_root_cause(pattern, lang, phase, messages),
+        fix=_fix(pattern, lang, evidence),
+        verification=list(pick(pattern.verification, lang)) if pattern else _generic_verification(lang),
+        missing=locate.missing_materials(evidence, lang, text, thorough=confidence < 0.8),
+        anchors=pattern.anchor_strings() if pattern else [m.entry.raise_site() for m in messages[:3]],
+        drill_down=drill,
+        consequences=[c for c in chain[1:] if c["role"] in ("consequence", "noisy", "later")],
+        pattern_stub=None if top else pattern_stub(evidence, phase, layer, error_line),
+        evidence_summary=_summary(evidence, contexts, chain),
+        notes=list(evidence.notes),
+    )
+    if top and top.pattern.consequence:
+        diagnosis.notes.append(pick({"en": "The matched pattern describes a consequence: the decisive error is earlier "
+                                           "than this message; collect the full log (see missing materials).",
+                                     "zh": "匹配到的模式描述的是一个结果：决定性错误发生在这条报错之前；请收集完整日志（见待补充材料）。"}, lang))
+    return diagnosis
+
+
+# --------------------------------------------------------------------------------------------
+# The first-error rule
+# --------------------------------------------------------------------------------------------
+
+def error_chain(evidence: Evidence, knowledge: Knowledge) -> List[Dict[str, Any]]:
+    """Distinct error codes in input order, each with its role. The first decisive one is the root;
+    what follows is labelled a consequence (by its role) or a later error."""
+    chain: List[Dict[str, Any]] = []
+    seen = set()
+    for mention in evidence.codes:
+        if mention.code in seen:
+            continue
+        seen.add(mention.code)
+        role = knowledge.role_of(mention.code)
+        if role == "wrapper":
+            continue
+        chain.append({"code": mention.code, "line": mention.input_line, "role": role,
+                      "text": evidence.line(mention.input_line).strip()[:300]})
+    root = next((c for c in chain if c["role"] in ("decisive", "noisy")), chain[0] if chain else None)
+    if root is None:
+        return []
+    ordered = [root] + [c for c in chain if c is not root]
+    for entry in ordered[1:]:
+        if entry["role"] == "decisive":
+            entry["role"] = "later"
+        if entry["line"] < root["line"] and entry["role"] == "consequence":
+            entry["role"] = "consequence"
+    for entry in ordered:
+        code_entry = knowledge.codes_for(entry["code"])
+        entry["name"] = code_entry[0].name if code_entry else ""
+    return ordered
+
+
+def _decisive_line(evidence: Evidence, chain: List[Dict[str, Any]], top: Optional[PatternScore]) -> str:
+    if top:
+        for description, line, weight in top.hits:
+            if line and weight > 0 and description.startswith(("message:", "code:")):
+                return evidence.line(line).strip()[:500]
+    if chain:
+        return chain[0]["text"]
+    if evidence.exceptions:
+        last = evidence.exceptions[-1]
+        return f"{last.type}: {last.message}"[:500]
+    for event in evidence.log_events:
+        if event.level in ("ERROR", "CRITICAL"):
+            return event.message[:500]
+    return next((line.strip()[:500] for line in evidence.lines if line.strip()), "")
+
+
+# --------------------------------------------------------------------------------------------
+# Report sections
+# --------------------------------------------------------------------------------------------
+
+def _candidate(score: PatternScore, evidence: Evidence, lang: str) -> Candidate:
+    return Candidate(id=score.pattern.id, title=pick(score.pattern.title, lang), score=round(score.score, 3),
+                     phase=score.pattern.phase, kind="pattern", evidence=quoted_lines(evidence, score.lines),
+                     matched=[d for d, _, w in score.hits if w > 0])
+
+
+def _confidence(ranked: List[PatternScore]) -> float:
+    """Grows with the top score, shrinks when the runner-up is close."""
+    if not ranked or ranked[0].score < KNOWN:
+        best = ranked[0].score if ranked else 0.0
+        return round(min(0.3, 0.3 * best / KNOWN), 2)
+    top = ranked[0].score
+    base = 1 - math.exp(-2.0 * top)
+    runner_up = ranked[1].score if len(ranked) > 1 else 0.0
+    margin = min(1.0, max(0.0, top - runner_up) / 0.4)
+    return round(min(0.98, base * (0.75 + 0.25 * margin)), 2)
+
+
+def _root_cause(pattern, lang: str, phase: str, messages: List[MessageHit]) -> Dict[str, str]:
+    if pattern:
+        return {"direct": pick(pattern.root_cause, lang), "trigger": pick(pattern.trigger, lang),
+                "scope": pick(pattern.scope, lang) if pattern.scope else _generic_scope(phase, lang)}
+    if messages:
+        entry = messages[0].entry
+        direct = (f"torch_npu raised this at {entry.raise_site()} ({entry.function}): {entry.condition}" if lang == "en"
+                  else f"torch_npu 在 {entry.raise_site()}（{entry.function}）处抛出：{entry.condition}")
+        return {"direct": direct, "trigger": "", "scope": _generic_scope(phase, lang)}
+    return {"direct": pick({"en": "No known pattern matches; see the candidates, the drill-down and the missing materials.",
+                            "zh": "没有匹配的已知模式；请参考候选、调用链下钻与待补充材料。"}, lang),
+            "trigger": "", "scope": _generic_scope(phase, lang)}
+
+
+def _generic_scope(phase: str, lang: str) -> str:
+    texts = {
+        "capture": {"en": "The graph being captured is unusable; eager execution is unaffected.",
+                    "zh": "正在捕获的图不可用；eager 执行不受影响。"},
+        "replay": {"en": "Replays of this graph fail; the process may need a restart.",
+                   "zh": "该图的重放失败；进程可能需要重启。"},
+        "memory": {"en": "Memory of the graph pools or the device.", "zh": "涉及图内存池或设备内存。"},
+        "update": {"en": "Parameter updates between replays fail; static replays are unaffected.",
+                   "zh": "重放之间的参数更新失败；不带更新的重放不受影响。"},
+        "compile": {"en": "Graph mode is not used for the compiled function.", "zh": "编译后的函数没有使用图模式。"},
+        "environment": {"en": "Every graph-mode run on this environment.", "zh": "该环境上所有图模式运行。"},
+    }
+    return pick(texts.get(phase, {"en": "Unknown.", "zh": "未知。"}), lang)
+
+
+def _fix(pattern, lang: str, evidence: Evidence) -> Dict[str, Any]:
+    locations: List[str] = []
+    frame = locate.user_frame(evidence)
+    if frame:
+        locations.append(f"{frame.file}:{frame.line} ({frame.function})")
+    if pattern:
+        locations.extend(pattern.fix_locations)
+        return {"short_term": pick(pattern.fix_short, lang), "long_term": pick(pattern.fix_long, lang),
+                "locations": locations}
+    return {"short_term": pick({"en": "Collect the missing materials below and re-run the diagnosis; try `npu-graph doctor` to rule out the environment.",
+                                "zh": "按下方待补充材料收集信息后重新诊断；运行 `npu-graph doctor` 排除环境问题。"}, lang),
+            "long_term": pick({"en": "If this is a new failure mode, record it (`npu-graph kb record`) and promote the pattern stub.",
+                               "zh": "若是新的失败模式，请记录（`npu-graph kb record`）并把模式草稿提升为正式模式。"}, lang),
+            "locations": locations}
+
+
+def _generic_verification(lang: str) -> List[str]:
+    if lang == "zh":
+        return ["修复后在相同输入上重新捕获并重放，与 eager 结果比对（torch.allclose）。",
+                "TORCH_NPU_LOGS=+aclgraph 下确认出现 `NPUGRAPH Capture end done`，plog 中无 ERROR。"]
+    return ["After the fix, capture and replay on the same input and compare with eager (torch.allclose).",
+            "With TORCH_NPU_LOGS=+aclgraph, check `NPUGRAPH Capture end done` appears and the plog has no ERROR."]
+
+
+def pattern_stub(evidence: Evidence, phase: str, layer: str, error_line: str) -> Dict[str, Any]:
+    """A starting point for a new pattern in the knowledge format, with matchers from the evidence."""
+    family = FAMILY_OF_PHASE.get(phase, "CAP")
+    matchers: List[Dict[str, Any]] = []
+    if error_line:
+        matchers.append({"type": "message", "regex": generalize(error_line), "weight": 0.8})
+    for code in dict.fromkeys(m.code for m in evidence.codes if m.kind in ("acl", "ecode", "inner")):
+        matchers.append({"type": "code", "code": code, "weight": 0.3})
+    for api in list(evidence.apis)[:3]:
+        matchers.append({"type": "api", "name": api, "weight": 0.15})
+    return {"id": f"P-{family}-NEW", "phase": phase if phase != "unknown" else "capture", "layer": layer,
+            "root_layer": layer, "fix_in": "user_code",
+            "title": {"en": "TODO", "zh": "TODO"}, "root_cause": {"en": "TODO", "zh": "TODO"},
+            "matchers": matchers[:8], "examples": [{"text": error_line[:300], "source": "TODO: where this came from"}]}
+
+
+def generalize(line: str) -> str:
+    """A literal line → a regex that still matches when numbers, addresses, paths and pids change."""
+    text = re.escape(line.strip()[:200])
+    text = re.sub(r"0x[0-9a-fA-F]+", r"0x[0-9a-f]+", text)
+    text = re.sub(r"\d+", r"\\d+", text)
+    return text
+
+
+def _summary(evidence: Evidence, contexts: Dict[str, List[int]], chain: List[Dict[str, Any]]) -> Dict[str, Any]:
+    return {
+        "lines": len(evidence.lines),
+        "exceptions": [f"{e.type}: {e.message[:200]}" for e in evidence.exceptions[:5]],
+        "codes": [c["code"] for c in chain],
+        "error_chain": chain,
+        "apis": list(evidence.apis)[:10],
+        "raise_sites": [f"{s.file}:{s.line} {s.function}".strip() for s in evidence.raise_sites[:5]],
+        "versions": evidence.versions,
+        "hardware": evidence.hardware,
+        "env": evidence.env,
+        "ranks": evidence.ranks,
+        "phase_signs": {k: len(v) for k, v in contexts.items()},
+    }
+
+
+def _similar_cases(kb_dir: Optional[str], phase: str, text: str, evidence: Evidence) -> List[Candidate]:
+    """Recorded cases that look like this one, as candidates of kind "case" (the case base may be absent)."""
+    try:
+        from npu_graph_skill.cases.store import similar_cases
+    except ImportError:
+        return []
+    try:
+        hits = similar_cases({"phase": phase, "error": text[:4000], "evidence_summary":
+                              {"codes": [m.code for m in evidence.codes]}}, kb_dir=kb_dir, limit=3)
+    except Exception:  # noqa: BLE001 - a broken case base must never break a diagnosis
+        return []
+    out = []
+    for hit in hits or []:
+        data = hit.to_dict() if hasattr(hit, "to_dict") else dict(hit)
+        out.append(Candidate(id=str(data.get("id") or data.get("case_id")), title=str(data.get("title", "")),
+                             score=round(float(data.get("score", 0.0)), 3), phase=str(data.get("phase", "")),
+                             kind="case", evidence=[str(data.get("fix", ""))[:300]] if data.get("fix") else []))
+    return out
+
+
+def _source_drill_down(source_dir: Optional[str], evidence: Evidence, messages: List[MessageHit]) -> List[Dict[str, Any]]:
+    """With a torch_npu source tree configured, the raise site and function range in the user's version."""
+    import os
+
+    source_dir = source_dir or os.environ.get("NPU_GRAPH_SOURCE")
+    if not source_dir:
+        return []
+    try:
+        from npu_graph_skill.expert.code import drill_down
+    except ImportError:
+        return []
+    message = messages[0].entry.example if messages else (evidence.exceptions[-1].message if evidence.exceptions else "")
+    try:
+        return list(drill_down(evidence.frames, evidence.raise_sites, message, source_dir) or [])
+    except Exception:  # noqa: BLE001 - an unreadable source tree leaves the drill-down as it is
+        return []

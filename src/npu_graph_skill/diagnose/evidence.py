@@ -1,0 +1,172 @@
+"""Pasted text → `Evidence`: the facts a diagnosis can rest on, each with the input line it came from.
+
+What users paste is messy: vLLM worker prefixes on every line, chained Python tracebacks,
+torch_npu's four-part exception (`func:file:line NPU function error: X, error code is N` /
+`[ERROR] ... ERR00100` / `[Error]: ...` / a CANN `EE9999` block with `TraceBack` lines), plog
+lines, prose around them, several workers interleaved, lines cut short. Line layouts are parsed by
+`logs.formats`; this module only collects what the diagnosis needs.
+"""
+from __future__ import annotations
+
+import re
+from typing import Dict, List, Optional
+
+from npu_graph_skill.core.ingest import strip_ansi
+from npu_graph_skill.core.model import CodeMention, Evidence, ExceptionRecord, Frame, LogEvent, RaiseSite
+from npu_graph_skill.logs.formats import extract_codes, parse_line
+
+FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>[^\s(]+)')
+EXCEPTION_RE = re.compile(
+    r"^\s*(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Unsupported|Warning)|KeyboardInterrupt))"
+    r"(?:: ?(?P<msg>.*))?$")
+NPU_CHECK_RE = re.compile(
+    r"(?P<func>[\w:~<>()]+):(?P<file>[^\s:]+\.(?:cpp|cc|h|hpp|ts|c)):(?P<line>\d+)\s+(?:NPU|OPS|HCCL|DIST) function error: "
+    r"(?P<call>.+?), error code is (?P<code>\d+)")
+RAISED_FROM_RE = re.compile(r"Exception raised from (?P<func>.+?) at (?P<file>[^\s:]+):(?P<line>\d+)")
+CANN_SITE_RE = re.compile(r"\[FUNC:(?P<func>[^\]]*)\]\[FILE:(?P<file>[^\]]*)\]\[LINE:(?P<line>\d+)\]")
+ASSERT_RE = re.compile(r'INTERNAL ASSERT FAILED at "(?P<file>[^"]+)":(?P<line>\d+)')
+C10_WARN_RE = re.compile(r"\[W[\d .:]*\s*(?P<file>[^\s:\]]+):(?P<line>\d+)\] Warning: .*?(?:\(function (?P<func>[^)]+)\))?$")
+TRIGGERED_RE = re.compile(r"\(Triggered internally at (?P<file>[^\s:]+):(?P<line>\d+)\.?\)")
+API_RE = re.compile(r"\b((?:aclmdlRI|AclmdlRI|aclrt|Aclrt|aclsk|Aclsk|aclnn|HcclComm|Hccl)[A-Za-z]\w*|rt[A-Z][A-Za-z]+\w*|aclop[A-Z]\w*)\b")
+# A bare six-digit number is taken as an ACL/runtime code only in the families graph mode meets, and
+# never where the text says it is something else (a pid, a stream or task id).
+BARE_CODE_RE = re.compile(r"(?<![\w.=:\[/-])((?:1|2|3|5)(?:00|07|45|48|61)\d{3})(?![\w.])")
+NOT_A_CODE_BEFORE = re.compile(r"(pid|PID|stream_id|task_id|serial number|seq_num|id|size|count)[=: ]*$", re.IGNORECASE)
+VERSION_RES = {
+    "cann": re.compile(r"\bCANN\b[^\d\n]{0,20}?(\d+\.\d+(?:\.\d+)?(?:[.\-](?:RC|rc|alpha|beta|T)?\d*[\w.\-]*)?)"),
+    "torch_npu": re.compile(r"\btorch[_-]npu\b[^\d\n]{0,12}?(\d+\.\d+(?:\.\d+)?(?:\.post\d+)?(?:\.dev\d+)?(?:\+[\w.]+)?)"),
+    "torch": re.compile(r"\b(?:torch|PyTorch)(?![_-]npu)\b[ =:v-]{1,4}(\d+\.\d+(?:\.\d+)?(?:\+\w+)?)"),
+    "vllm_ascend": re.compile(r"\bvllm[-_]ascend\b[^\d\n]{0,20}?v?(\d+\.\d+(?:\.\d+)?(?:rc\d+)?)"),
+    "vllm": re.compile(r"\bvllm(?![-_]ascend)\b[ =:v]{1,4}(\d+\.\d+(?:\.\d+)?(?:rc\d+)?)", re.IGNORECASE),
+    "python": re.compile(r"\b(?:Python|python)\s?(3\.\d{1,2})\b"),
+    "driver": re.compile(r"\b(?:driver|npu_driver|HDK)\b[^\d\n]{0,12}?(\d+\.\d+\.(?:rc)?\d+[\w.]*)", re.IGNORECASE),
+}
+HARDWARE_RE = re.compile(r"\b(Ascend\s?(?:910|310|950)[A-Z]?\d?|910[BC]\d?|310[PB]\d?|Atlas\s?\d{3}[A-Z]?\s?(?:A[23])?|A[23](?=\s|$|,)|950(?:DT|PR))\b")
+ENV_NAMES = ("ASCEND_LAUNCH_BLOCKING", "TASK_QUEUE_ENABLE", "PYTORCH_NPU_ALLOC_CONF", "HCCL_OP_EXPANSION_MODE",
+             "TORCH_NPU_LOGS", "TORCH_NPU_LOGS_FILTER", "TORCH_LOGS", "ASCEND_GLOBAL_LOG_LEVEL", "PYTORCH_NO_NPU_MEMORY_CACHING",
+             "INDUCTOR_ASCEND_CHECK_ACCURACY", "INDUCTOR_ASCEND_DUMP_FX_GRAPH", "TORCH_NPUGRAPH_GC", "ASCEND_RT_VISIBLE_DEVICES",
+             "TORCH_NPU_GRAPHS_LOG_LEVEL", "ASCEND_PROCESS_LOG_PATH", "HCCL_EXEC_TIMEOUT", "TORCH_NPU_COMPACT_ERROR_OUTPUT")
+ENV_RE = re.compile(r"\b(" + "|".join(ENV_NAMES) + r")\s*=\s*([^\s;,'\"`]+)")
+EVENT_FORMATS = ("plog", "pta_error", "cann_ecode", "exception", "npu_g1", "npu_g2", "npu_g3", "torch_py", "c10_warn", "vllm")
+MARKERS = ("NPUGRAPH", "Capturing ACL graphs", "capture_begin", "capture_end", "aclmdlRI", "Graph capturing finished")
+
+
+def split_lines(text: str) -> List[str]:
+    """Physical lines; `\\n` written literally inside a Python tuple repr (`str()` of a two-argument
+    RuntimeError) is a real line break of the message."""
+    lines: List[str] = []
+    for line in strip_ansi(text).splitlines():
+        if "\\n" in line and ("[ERROR]" in line or "ERR0" in line or "Traceback" in line):
+            lines.extend(line.split("\\n"))
+        else:
+            lines.append(line)
+    return lines
+
+
+def extract_evidence(text: str, notes: Optional[List[str]] = None) -> Evidence:
+    evidence = Evidence(lines=[], notes=list(notes or []))
+    seen_codes: Dict[str, int] = {}
+    for number, raw in enumerate(split_lines(text), start=1):
+        parsed = parse_line(raw)
+        body = _body(raw, parsed)
+        evidence.lines.append(body)
+        _frames(evidence, body, number)
+        _exception(evidence, body, number)
+        _raise_sites(evidence, body, number)
+        _codes(evidence, body, number, seen_codes)
+        _apis(evidence, body, number)
+        _env(evidence, body)
+        _log_event(evidence, parsed, number)
+    _code_lines_of_frames(evidence)
+    _versions_and_hardware(evidence)
+    return evidence
+
+
+def _body(raw: str, parsed) -> str:
+    """The line without worker/grep prefixes: what a pattern's message regex looks at."""
+    prefix = parsed.prefix or ""
+    return raw[len(prefix):] if prefix and raw.startswith(prefix) else raw
+
+
+def _frames(evidence: Evidence, body: str, number: int) -> None:
+    match = FRAME_RE.match(body)
+    if match:
+        evidence.frames.append(Frame(file=match["file"], line=int(match["line"]), function=match["func"], input_line=number))
+
+
+def _code_lines_of_frames(evidence: Evidence) -> None:
+    """A traceback prints the source line under each frame; keep it (matchers look at `.item()` calls)."""
+    for frame in evidence.frames:
+        nxt = evidence.line(frame.input_line + 1).strip()
+        if nxt and not FRAME_RE.match(nxt) and not EXCEPTION_RE.match(nxt):
+            frame.code = nxt[:300]
+
+
+def _exception(evidence: Evidence, body: str, number: int) -> None:
+    stripped = body.strip()
+    if FRAME_RE.match(stripped) or len(stripped) < 6:
+        return
+    match = EXCEPTION_RE.match(stripped)
+    if match and not stripped.startswith(("During handling", "The above exception")):
+        evidence.exceptions.append(ExceptionRecord(type=match["type"], message=(match["msg"] or "")[:2000], input_line=number))
+
+
+def _raise_sites(evidence: Evidence, body: str, number: int) -> None:
+    for match in NPU_CHECK_RE.finditer(body):
+        evidence.raise_sites.append(RaiseSite(file=match["file"], line=int(match["line"]), function=match["func"],
+                                              kind="npu_check", call=match["call"], input_line=number))
+    for regex, kind in ((RAISED_FROM_RE, "cpp_exception"), (CANN_SITE_RE, "cann"), (ASSERT_RE, "assert"),
+                        (C10_WARN_RE, "warning"), (TRIGGERED_RE, "warning")):
+        for match in regex.finditer(body):
+            groups = match.groupdict()
+            evidence.raise_sites.append(RaiseSite(file=groups["file"], line=int(groups["line"]),
+                                                  function=(groups.get("func") or "").strip(), kind=kind, input_line=number))
+
+
+def _codes(evidence: Evidence, body: str, number: int, seen: Dict[str, int]) -> None:
+    found = [(hit.code, hit.kind, hit.context) for hit in extract_codes(body)]
+    known = {code for code, _, _ in found}
+    for match in BARE_CODE_RE.finditer(body):
+        code = match.group(1)
+        if code in known or NOT_A_CODE_BEFORE.search(body[:match.start()]):
+            continue
+        found.append((code, "acl", "mentioned"))
+    for code, kind, context in found:
+        evidence.codes.append(CodeMention(code=code, kind=kind, input_line=number, context=context))
+        seen.setdefault(code, number)
+
+
+def _apis(evidence: Evidence, body: str, number: int) -> None:
+    for match in API_RE.finditer(body):
+        evidence.apis.setdefault(match.group(1), number)
+
+
+def _env(evidence: Evidence, body: str) -> None:
+    for match in ENV_RE.finditer(body):
+        evidence.env.setdefault(match.group(1), match.group(2))
+
+
+def _log_event(evidence: Evidence, parsed, number: int) -> None:
+    if parsed.rank is not None and parsed.rank not in evidence.ranks:
+        evidence.ranks.append(parsed.rank)
+    important = parsed.level in ("ERROR", "CRITICAL", "WARNING") or any(m in parsed.message for m in MARKERS)
+    if parsed.format in EVENT_FORMATS and important:
+        evidence.log_events.append(LogEvent(input_line=number, format=parsed.format, level=parsed.level, time=parsed.time,
+                                            module=parsed.module, pid=parsed.pid, rank=parsed.rank,
+                                            message=parsed.message[:500]))
+
+
+def _versions_and_hardware(evidence: Evidence) -> None:
+    text = "\n".join(evidence.lines)
+    for name, regex in VERSION_RES.items():
+        match = regex.search(text)
+        if match:
+            evidence.versions[name] = match.group(1).rstrip(".,;)")
+    if "python" not in evidence.versions:
+        match = re.search(r"python(3\.\d{1,2})/site-packages", text)
+        if match:
+            evidence.versions["python"] = match.group(1)
+    for match in HARDWARE_RE.finditer(text):
+        name = re.sub(r"\s+", " ", match.group(1)).strip()
+        if name not in evidence.hardware:
+            evidence.hardware.append(name)

@@ -1,0 +1,124 @@
+"""The Diagnosis as text (terminal) or Markdown, in the four sections of the design brief:
+overview, root cause, fix, verification — then candidates, drill-down and missing materials.
+"""
+from __future__ import annotations
+
+from typing import List
+
+from npu_graph_skill.core.model import LAYER_NAMES, Diagnosis
+from npu_graph_skill.core.render import FIX_IN_NAMES, Style, label, md_table, phase_name, pick
+
+
+def _layer(code: str, lang: str) -> str:
+    return f"{code} {pick(LAYER_NAMES.get(code, {}), lang)}".strip()
+
+
+def render_markdown(d: Diagnosis) -> str:
+    lang = d.lang
+    out: List[str] = []
+    title = {"en": "NPU graph-mode diagnosis", "zh": "NPU 图模式诊断报告"}
+    out.append(f"# {pick(title, lang)}\n")
+    out.append(f"## 1. {label('overview', lang)}\n")
+    out.append(md_table(["", ""], [
+        [label("error", lang), f"`{d.error}`" if d.error else "-"],
+        [label("phase", lang), phase_name(d.phase, lang)],
+        [label("layer", lang), _layer(d.layer, lang)],
+        [label("root_layer", lang), _layer(d.root_layer, lang)],
+        [label("fix_in", lang), pick(FIX_IN_NAMES.get(d.fix_in, {}), lang) or d.fix_in],
+        [label("confidence", lang), f"{d.confidence:.2f}" + (f" — {label('novel', lang)}" if d.novel else "")],
+    ]))
+    out.append(f"\n## 2. {label('root_cause', lang)}\n")
+    for key in ("direct", "trigger", "scope"):
+        if d.root_cause.get(key):
+            out.append(f"- **{label(key, lang)}**: {d.root_cause[key]}")
+    if d.consequences:
+        out.append(f"- **{label('consequences', lang)}**: " + "; ".join(
+            f"`{c['code']}` {c.get('name', '')} (line {c['line']})".strip() for c in d.consequences))
+    out.append(f"\n## 3. {label('fix', lang)}\n")
+    out.append(f"- **{label('short_term', lang)}**: {d.fix.get('short_term', '')}")
+    out.append(f"- **{label('long_term', lang)}**: {d.fix.get('long_term', '')}")
+    if d.fix.get("locations"):
+        out.append(f"- **{label('locations', lang)}**:")
+        out.extend(f"  - `{loc}`" for loc in d.fix["locations"])
+    out.append(f"\n## 4. {label('verification', lang)}\n")
+    out.extend(f"{i}. {step}" for i, step in enumerate(d.verification, start=1))
+    if d.candidates:
+        out.append(f"\n### {label('candidates', lang)}\n")
+        out.append(md_table(["id", "score", "title", "evidence"],
+                            [[c.id, f"{c.score:.2f}", c.title, " / ".join(c.evidence[:2])] for c in d.candidates]))
+    if d.drill_down:
+        out.append(f"\n### {label('drill_down', lang)}\n")
+        out.extend(f"{i}. {s['layer']} {s['kind']}: `{s['where']}` {s.get('function', '')} {('— ' + s['note']) if s.get('note') else ''}".rstrip()
+                   for i, s in enumerate(d.drill_down, start=1))
+    if d.anchors:
+        out.append(f"\n### {label('anchors', lang)}\n")
+        out.extend(f"- {a}" for a in d.anchors)
+    if d.missing:
+        out.append(f"\n### {label('missing', lang)}\n")
+        out.extend(f"- {m.what}: `{m.how}`" for m in d.missing)
+    if d.pattern_stub:
+        out.append(f"\n### {label('stub', lang)}\n")
+        out.append("```yaml\n" + _yaml(d.pattern_stub) + "```")
+    if d.notes:
+        out.append(f"\n### {label('notes', lang)}\n")
+        out.extend(f"- {n}" for n in d.notes)
+    return "\n".join(out) + "\n"
+
+
+def render_text(d: Diagnosis, style: Style) -> str:
+    lang = d.lang
+    out: List[str] = []
+    head = {"en": "NPU graph-mode diagnosis", "zh": "NPU 图模式诊断报告"}
+    out.append(style.bold(pick(head, lang)))
+    out.append("")
+    out.append(style.bold(f"[1] {label('overview', lang)}"))
+    out.append(f"  {label('error', lang)}: {d.error or '-'}")
+    out.append(f"  {label('phase', lang)}: {phase_name(d.phase, lang)}    "
+               f"{label('layer', lang)}: {_layer(d.layer, lang)}    {label('root_layer', lang)}: {_layer(d.root_layer, lang)}")
+    confidence = f"{d.confidence:.2f}"
+    if d.novel:
+        confidence += "  " + style.yellow(label("novel", lang))
+    out.append(f"  {label('fix_in', lang)}: {pick(FIX_IN_NAMES.get(d.fix_in, {}), lang) or d.fix_in}    "
+               f"{label('confidence', lang)}: {confidence}")
+    if d.candidates:
+        best = d.candidates[0]
+        out.append(f"  {label('candidates', lang)}: " + ", ".join(f"{c.id} ({c.score:.2f})" for c in d.candidates[:3]))
+        out.append(f"  → {style.green(best.id)} {best.title}")
+    out.append("")
+    out.append(style.bold(f"[2] {label('root_cause', lang)}"))
+    for key in ("direct", "trigger", "scope"):
+        if d.root_cause.get(key):
+            out.append(f"  {label(key, lang)}: {d.root_cause[key]}")
+    for c in d.consequences:
+        out.append(f"  {style.dim(label('consequences', lang))}: {c['code']} {c.get('name', '')} (line {c['line']})")
+    out.append("")
+    out.append(style.bold(f"[3] {label('fix', lang)}"))
+    out.append(f"  {label('short_term', lang)}: {d.fix.get('short_term', '')}")
+    out.append(f"  {label('long_term', lang)}: {d.fix.get('long_term', '')}")
+    for loc in d.fix.get("locations", []):
+        out.append(f"  {label('locations', lang)}: {loc}")
+    out.append("")
+    out.append(style.bold(f"[4] {label('verification', lang)}"))
+    out.extend(f"  {i}. {step}" for i, step in enumerate(d.verification, start=1))
+    if d.drill_down:
+        out.append("")
+        out.append(style.bold(label("drill_down", lang)))
+        out.extend(f"  {s['layer']} {s['kind']}: {s['where']} {s.get('function', '')}".rstrip() for s in d.drill_down)
+    if d.anchors:
+        out.append("")
+        out.append(style.bold(label("anchors", lang)))
+        out.extend(f"  {a}" for a in d.anchors)
+    if d.missing:
+        out.append("")
+        out.append(style.bold(label("missing", lang)))
+        out.extend(f"  - {m.what}: {m.how}" for m in d.missing)
+    if d.notes:
+        out.append("")
+        out.extend(style.dim(f"  note: {n}") for n in d.notes)
+    return "\n".join(out) + "\n"
+
+
+def _yaml(data) -> str:
+    import yaml
+
+    return yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=100)
