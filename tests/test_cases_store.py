@@ -79,7 +79,7 @@ def test_novel_case_writes_a_pattern_proposal_with_derived_matchers(tmp_path):
     message = next(m for m in pattern["matchers"] if m["type"] == "message")
     assert re.search(message["regex"], report(NOVEL)["error"])
     assert {"type": "frame", "regex": "capture_begin", "weight": 0.1} in pattern["matchers"]
-    assert pattern["examples"][0]["kb_case"] == result.case_id
+    assert pattern["examples"][0]["source"] == f"npu-graph kb case {result.case_id}"
     steps = " ".join(step["en"] for step in result.promote)
     assert "knowledge/patterns/capture.yaml" in steps and "pytest" in steps
     # the symptom is quoted verbatim, minus what identifies people
@@ -157,6 +157,11 @@ def test_similar_cases_feed_the_diagnosis(tmp_path):
     close["error"] = "RuntimeError: copy_between_host_and_device_opapi: NPU function error: aclrtMemcpy, error code is 107030"
     hits = similar_cases(close, kb_dir=str(tmp_path))
     assert hits and hits[0].case_id == recorded.case_id and 0.3 <= hits[0].score < 1.0
+    # the whole pasted text instead of the decisive line, no pattern yet: found by its message
+    novel = record(tmp_path / "kb2", NOVEL)
+    text = (DATA / "symptom-default-stream.txt").read_text(encoding="utf-8")
+    hits = similar_cases({"phase": "capture", "error": text}, kb_dir=str(tmp_path / "kb2"))
+    assert [h.case_id for h in hits] == [novel.case_id] and hits[0].score >= 0.9
     # an unrelated error: nothing
     other = {"error": "ImportError: libhccl.so: cannot open shared object file", "phase": "environment",
              "candidates": [{"id": "P-ENV-001", "kind": "pattern"}], "evidence_summary": {}}
@@ -235,3 +240,48 @@ def test_interrupted_write_leaves_neither_case_nor_temp(tmp_path, monkeypatch):
     monkeypatch.undo()
     assert len(os.listdir(tmp_path / "cases")) == 1  # the first case only: no new file, no temp file
     assert case_stats(kb_dir=str(tmp_path)).cases == 1
+
+
+def test_proposal_is_a_pattern_in_the_knowledge_format(tmp_path):
+    """Once given a real id, the proposal parses with the knowledge schema (its TODO texts are
+    for a person to fill; the structure, matchers, anchors and example are already right)."""
+    schema = pytest.importorskip("npu_graph_skill.knowledge.schema")
+    result = record(tmp_path, NOVEL)
+    [proposal] = yaml.safe_load(pathlib.Path(result.proposal).read_text(encoding="utf-8"))
+    proposal["id"] = "P-CAP-999"
+    pattern = schema.parse_pattern(proposal, "proposal")
+    assert pattern.anchors[0]["path"] == "torch_npu/csrc/core/npu/NPUGraph.cpp"
+    message = next(m for m in pattern.matchers if m.type == "message")
+    assert message.pattern().search(report(NOVEL)["error"])
+
+
+def test_env_option_takes_versions_from_the_doctor(tmp_path, monkeypatch):
+    import sys
+    import types
+
+    fake = types.ModuleType("npu_graph_skill.doctor.envinfo")
+    fake.collect_env = lambda **_: {"python": "3.11.7 (CPython, aarch64)", "torch": "2.5.1", "torch_npu": "2.5.1.post1",
+                                    "cann": "8.2.RC1", "driver": "24.1.0", "devices": ["NPU 0: 910B3 health=OK"],
+                                    "torch_cuda": None}
+    monkeypatch.setitem(sys.modules, "npu_graph_skill.doctor.envinfo", fake)
+    data = report(MEMCPY)
+    data["evidence_summary"]["versions"] = {}
+    result = record(tmp_path, data, collect_env=True)
+    env = result.case["environment"]
+    assert env["cann"] == "8.2.RC1" and env["driver"] == "24.1.0" and env["device"] == "NPU 0: 910B3 health=OK"
+    # without the doctor the record still goes through, and says why the environment is missing
+    monkeypatch.setitem(sys.modules, "npu_graph_skill.doctor.envinfo", None)
+    result = record(tmp_path / "other", data, collect_env=True)
+    assert result.action == "created" and any("environment not collected" in n for n in result.notes)
+
+
+def test_a_recorded_case_is_a_candidate_of_the_diagnosis(tmp_path):
+    """Through the diagnosis engine, once it exists: a recorded case shows up among the candidates
+    (kind "case") for a similar error."""
+    engine = pytest.importorskip("npu_graph_skill.diagnose.engine", reason="the diagnosis engine is not there yet")
+    text = (DATA / "symptom-default-stream.txt").read_text(encoding="utf-8")
+    first = engine.diagnose(text=text, kb_dir=str(tmp_path))
+    recorded = record_case(first.to_dict(), kb_dir=str(tmp_path), symptom=text, redactor=Redactor())
+    again = engine.diagnose(text=text.replace("line 26", "line 31"), kb_dir=str(tmp_path))
+    cases = [c for c in again.candidates if c.kind == "case"]
+    assert recorded.case_id in [c.id for c in cases]

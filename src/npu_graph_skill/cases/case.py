@@ -12,15 +12,13 @@ from typing import Any, Dict, Iterable, List, Optional
 
 from npu_graph_skill.core.errors import UserError
 from npu_graph_skill.core.model import Phase, Record
-from npu_graph_skill.cases.signature import decisive_part, signature
+from npu_graph_skill.cases.signature import NEW, PATTERN_ID_RE, decisive_part, matched_pattern, report_codes, signature
 
 CASE_SCHEMA = "npu-graph-skill/case/1"
-NEW = "NEW"
 VERIFICATION_RESULTS = ("passed", "failed", "unverified")
 MAX_SYMPTOM_LINES = 60
 
 CASE_ID_RE = re.compile(r"^C-\d{8}-[0-9a-f]{8}$")
-PATTERN_ID_RE = re.compile(r"^(?:NEW|P-[A-Z]{2,4}-[A-Z0-9]+(?:-[0-9a-f]{4,12})?)$")
 _LAYER_RE = re.compile(r"^L[1-4]$")
 
 # Report keys of versions → the environment keys of a case.
@@ -137,16 +135,6 @@ def assign_id(case: Case) -> None:
     case.id = f"C-{case.date.replace('-', '')}-{hashlib.sha1(salt.encode()).hexdigest()[:8]}"
 
 
-def matched_pattern(report: Dict[str, Any]) -> str:
-    if report.get("novel"):
-        return NEW
-    for cand in report.get("candidates") or []:
-        if isinstance(cand, dict) and cand.get("kind", "pattern") == "pattern" and cand.get("id"):
-            cid = str(cand["id"])
-            return cid if PATTERN_ID_RE.match(cid) else NEW
-    return NEW
-
-
 def _title(report: Dict[str, Any], pattern: str, error: str) -> str:
     if pattern != NEW:
         for cand in report.get("candidates") or []:
@@ -220,15 +208,6 @@ def _environment(summary: Dict[str, Any], extra: Optional[Dict[str, Any]]) -> Di
     ordered = {k: env[k] for k in ENV_KEYS if k in env}
     ordered.update((k, v) for k, v in sorted(env.items()) if k not in ordered)
     return ordered
-
-
-def report_codes(summary: Dict[str, Any]) -> List[str]:
-    out: List[str] = []
-    for item in summary.get("codes") or []:
-        code = item.get("code") if isinstance(item, dict) else item
-        if code not in (None, "") and str(code) not in out:
-            out.append(str(code))
-    return out
 
 
 def _fix(value: Any) -> Dict[str, Any]:

@@ -38,7 +38,7 @@ TEXTS: Dict[str, Dict[str, str]] = {
                "zh": "此前已记录：案例 {id} 现有 {n} 次记录（已追加本次环境）"},
     "proposal": {"en": "Pattern proposal", "zh": "新模式草稿"},
     "promote": {"en": "To promote it", "zh": "转正步骤"},
-    "totals": {"en": "{cases} cases, {occ} occurrences; history.md updated",
+    "totals": {"en": "{cases}, {occ}; history.md updated",
                "zh": "共 {cases} 个案例、{occ} 次记录；history.md 已更新"},
     "empty": {"en": "No cases yet in {kb}. Record one: npu-graph kb record REPORT.json",
               "zh": "{kb} 中还没有案例。记录一个：npu-graph kb record REPORT.json"},
@@ -48,8 +48,6 @@ TEXTS: Dict[str, Dict[str, str]] = {
     "why": {"en": "why", "zh": "依据"},
     "cases": {"en": "cases", "zh": "案例"},
     "occurrences": {"en": "occurrences", "zh": "次记录"},
-    "novel": {"en": "novel", "zh": "新问题"},
-    "proposals": {"en": "proposals", "zh": "新模式草稿"},
     "by_phase": {"en": "By phase", "zh": "按阶段"},
     "by_layer": {"en": "By root-cause layer", "zh": "按根因层级"},
     "by_pattern": {"en": "By pattern", "zh": "按模式"},
@@ -410,7 +408,9 @@ def render_result(result: Any, lang: str) -> str:
         lines.append(f"{t('proposal', lang)}: {result.proposal}")
         lines.append(f"{t('promote', lang)}:")
         lines += [f"  {i}. {pick(step, lang)}" for i, step in enumerate(result.promote, 1)]
-    lines.append(f"{t('kb', lang)}: {result.kb} — " + t("totals", lang, cases=result.cases, occ=result.total_occurrences))
+    cases, occ = (result.cases, result.total_occurrences) if lang == "zh" else (
+        _count(result.cases, "case"), _count(result.total_occurrences, "occurrence"))
+    lines.append(f"{t('kb', lang)}: {result.kb} — " + t("totals", lang, cases=cases, occ=occ))
     lines += [f"note: {n}" for n in result.notes]
     return "\n".join(lines)
 
@@ -432,7 +432,9 @@ def cmd_list(args: argparse.Namespace) -> int:
     else:
         rows = [[c.id, c.date, c.phase, "->".join(x for x in (c.layer, c.root_layer) if x) or "-", c.pattern,
                  c.occurrences, _cut(c.title, 60)] for c in result.cases]
-        print(text_table(["ID", "date", "phase", "layer", "pattern", "n", "title"], rows))
+        headers = (["ID", "日期", "阶段", "层级", "模式", "次数", "标题"] if lang == "zh"
+                   else ["ID", "date", "phase", "layer", "pattern", "n", "title"])
+        print(text_table(headers, rows))
         if result.total > len(result.cases):
             print(f"... {result.total - len(result.cases)} more (--limit 0 for all)")
     print(f"{t('kb', lang)}: {result.kb} ({_source(result.kb_source, lang)})")
@@ -497,9 +499,11 @@ def _render_stats(stats: Any, args: argparse.Namespace) -> str:
     if args.json:
         return to_json(stats)
     lang = _lang(args)
-    lines = [f"{t('kb', lang)}: {stats.kb} ({_source(stats.kb_source, lang)})",
-             f"{stats.cases} {t('cases', lang)} · {stats.occurrences} {t('occurrences', lang)} · "
-             f"{stats.novel} {t('novel', lang)} · {stats.proposals} {t('proposals', lang)}"]
+    counts = (f"{stats.cases} 个案例 · {stats.occurrences} 次记录 · {stats.novel} 个新问题 · {stats.proposals} 个新模式草稿"
+              if lang == "zh" else
+              f"{_count(stats.cases, 'case')} · {_count(stats.occurrences, 'occurrence')} · {stats.novel} novel · "
+              f"{_count(stats.proposals, 'pattern proposal')}")
+    lines = [f"{t('kb', lang)}: {stats.kb} ({_source(stats.kb_source, lang)})", counts]
     for key, table in (("by_phase", stats.by_phase), ("by_layer", stats.by_layer), ("by_pattern", stats.by_pattern)):
         if table:
             lines += ["", t(key, lang)]
@@ -536,6 +540,10 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
         print(t("rebuilt", _lang(args)))
     print(_render_stats(stats, args))
     return 0
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def _cut(text: str, limit: int) -> str:

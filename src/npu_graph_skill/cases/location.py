@@ -90,3 +90,9 @@ def find_skill_knowledge(start: str) -> Optional[str]:
         if parent == current or os.path.exists(os.path.join(current, ".git")):
             return None
         current = parent
+
+
+def has_cases(kb_dir: Optional[str] = None) -> bool:
+    """Whether there is a knowledge base with a cases/ folder to consult: a few stat calls, so a
+    diagnosis can skip importing the search when there is nothing to search."""
+    return os.path.isdir(resolve_kb_dir(kb_dir).cases_dir)

@@ -46,10 +46,12 @@ def build_proposal(case: Case, stub: Optional[Dict[str, Any]] = None) -> Dict[st
         "verification": {lang: list(case.verification.get("steps") or []) or [TODO[lang]],
                          ("en" if lang == "zh" else "zh"): [TODO["en" if lang == "zh" else "zh"]]},
         "matchers": derive_matchers(case),
-        "anchors": [_anchor(a) for a in case.anchors],
+        "anchors": [a for a in (_anchor(x) for x in case.anchors) if a],
         "references": [],
-        "examples": [{"kb_case": case.id, "text": case.error or next(iter(case.symptom.splitlines()), "")}],
+        "examples": [{"text": case.error or next(iter(case.symptom.splitlines()), ""), "source": f"npu-graph kb case {case.id}"}],
     }
+    if not pattern["anchors"]:  # the knowledge schema wants a source: anchors or references
+        pattern["references"] = [{"title": f"recorded case {case.id}", "url": "TODO: a public issue, PR or doc page"}]
     if isinstance(stub, dict):
         for key, value in stub.items():
             if key == "id":
@@ -112,12 +114,13 @@ def _joined(value: Any) -> str:
     return str(value or "")
 
 
-def _anchor(text: str) -> Dict[str, str]:
+def _anchor(text: str) -> Optional[Dict[str, str]]:
+    """`Ascend/pytorch path:270-274@master` → the knowledge anchor; None unless all four parts are known."""
     found = _ANCHOR_RE.match(text.strip())
-    if not found:
-        return {"note": text}
-    return {k: v for k, v in (("repo", found.group("repo") or "Ascend/pytorch"), ("path", found.group("path")),
-                              ("line", found.group("line")), ("version", found.group("version") or "")) if v}
+    if not found or not found.group("repo") or not found.group("version"):
+        return None
+    return {"repo": found.group("repo"), "path": found.group("path"), "line": found.group("line"),
+            "version": found.group("version")}
 
 
 def _matcher_key(matcher: Dict[str, Any]) -> tuple:

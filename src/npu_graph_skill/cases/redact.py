@@ -167,6 +167,7 @@ class Redactor:
                 return None  # git@github.com:org/repo
             if _worth_replacing(user):
                 self.names.add(user)
+            self._count("user_name")
             if host.lower() not in PUBLIC_HOSTS:
                 self.hosts.add(host)
             return "<user>@<host>"

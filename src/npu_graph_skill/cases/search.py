@@ -14,10 +14,9 @@ import re
 from typing import Any, Dict, List, Optional, Set
 
 from npu_graph_skill.core.model import Candidate, Record
-from npu_graph_skill.cases.case import matched_pattern, report_codes
 from npu_graph_skill.cases.catalogue import CaseEntry, CaseGroup, load_catalogue
 from npu_graph_skill.cases.location import resolve_kb_dir
-from npu_graph_skill.cases.signature import normalize_message, signature
+from npu_graph_skill.cases.signature import NEW, error_lines, matched_pattern, normalize_message, report_codes, signature
 
 MIN_SEARCH_SCORE = 0.15
 MIN_SIMILAR_SCORE = 0.3
@@ -43,6 +42,7 @@ class CaseMatch(Record):
     layer: str
     root_layer: str
     root_cause: str
+    location: str  # function file:line where the cause was located
     fix: str  # short term
     fix_long: str
     occurrences: int
@@ -81,9 +81,9 @@ def _document(entry: CaseEntry) -> Set[str]:
 def _match(group: CaseGroup, score: float, reasons: List[str], folder: str) -> CaseMatch:
     e = group.entry
     return CaseMatch(case_id=e.id, score=round(min(1.0, score), 3), title=e.title, pattern=e.pattern, phase=e.phase,
-                     layer=e.layer, root_layer=e.root_layer, root_cause=e.root_cause, fix=e.fix_short, fix_long=e.fix_long,
-                     occurrences=group.occurrences, date=e.date, last_seen=group.last_seen, error=e.error,
-                     reasons=reasons, file=os.path.join(folder, e.file))
+                     layer=e.layer, root_layer=e.root_layer, root_cause=e.root_cause, location=e.location,
+                     fix=e.fix_short, fix_long=e.fix_long, occurrences=group.occurrences, date=e.date,
+                     last_seen=group.last_seen, error=e.error, reasons=reasons, file=os.path.join(folder, e.file))
 
 
 def search_cases(query: str, kb_dir: Optional[str] = None, limit: int = 5, **_: Any) -> List[CaseMatch]:
@@ -124,7 +124,8 @@ def search_cases(query: str, kb_dir: Optional[str] = None, limit: int = 5, **_: 
 
 def similar_cases(report: Any, kb_dir: Optional[str] = None, limit: int = 3, **_: Any) -> List[CaseMatch]:
     """Past cases like a diagnosis in progress (`Diagnosis` or its dict): the same signature first
-    (score 1.0), then a close decisive message, the same pattern or the same error codes."""
+    (score 1.0), the same decisive message under another pattern next (0.9), then a close message,
+    the same pattern or the same error codes. `error` may be the decisive line or the whole text."""
     data = report.to_dict() if hasattr(report, "to_dict") else report
     if not isinstance(data, dict):
         return []
@@ -135,30 +136,37 @@ def similar_cases(report: Any, kb_dir: Optional[str] = None, limit: int = 3, **_
     summary = data.get("evidence_summary") if isinstance(data.get("evidence_summary"), dict) else {}
     codes = report_codes(summary)
     pattern = matched_pattern(data)
-    error = str(data.get("error") or "")
-    sig = signature(pattern, error, codes)["hash"] if error else ""
-    words = set(tokens(normalize_message(error, codes)))
+    messages = {normalize_message(line, codes) for line in error_lines(str(data.get("error") or ""))} - {""}
+    signatures = {signature(pattern, m, codes)["hash"] for m in messages} if messages else set()
+    word_sets = [set(tokens(m)) for m in messages]
+    phase = str(data.get("phase") or "").lower()
     matches: List[CaseMatch] = []
     for group in groups:
         e = group.entry
-        if sig and e.signature == sig:
+        if e.signature in signatures:
             matches.append(_match(group, 1.0, ["same signature (pattern and message)"], folder))
             continue
         reasons: List[str] = []
-        other = set(tokens(e.message or e.error))
-        alike = len(words & other) / len(words | other) if words and other else 0.0
-        score = 0.6 * alike
-        if alike >= 0.2:
-            reasons.append(f"message {alike:.0%} alike")
-        if pattern != "NEW" and e.pattern == pattern:
-            score += 0.3
+        same_pattern = pattern != NEW and e.pattern == pattern
+        if e.message and e.message in messages:
+            score = 0.9
+            reasons.append("same message")
+        else:
+            other = set(tokens(e.message or e.error))
+            alike = max((len(w & other) / len(w | other) for w in word_sets if w and other), default=0.0)
+            score = 0.6 * alike
+            if alike >= 0.2:
+                reasons.append(f"message {alike:.0%} alike")
+            if same_pattern:
+                score += 0.3
+            shared = set(codes) & set(e.codes)
+            if shared:
+                score += 0.15
+                reasons.append(f"code {', '.join(sorted(shared))}")
+            if reasons and e.phase and e.phase == phase:
+                score += 0.05
+        if same_pattern:
             reasons.append(f"same pattern {pattern}")
-        shared = set(codes) & set(e.codes)
-        if shared:
-            score += 0.15
-            reasons.append(f"code {', '.join(sorted(shared))}")
-        if reasons and e.phase and e.phase == str(data.get("phase") or "").lower():
-            score += 0.05
         if score >= MIN_SIMILAR_SCORE:
             matches.append(_match(group, min(score, 0.99), reasons, folder))
     matches.sort(key=lambda m: (-m.score, -m.occurrences, m.case_id))

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Iterable, List, Tuple
+from typing import Any, Dict, Iterable, List, Tuple
 
 MAX_MESSAGE = 240
+NEW = "NEW"  # the pattern of a case that matched no known pattern
+PATTERN_ID_RE = re.compile(r"^(?:NEW|P-[A-Z]{2,4}-[A-Z0-9]+(?:-[0-9a-f]{4,12})?)$")
 
 # The message starts at the exception (`RuntimeError: ...`) or at a CANN E-code (`EE9999: ...`);
 # what precedes it is a log prefix (`(Worker_TP0 pid=496) ERROR 07-27 06:46:08 [x.py:962]`).
@@ -45,6 +47,18 @@ def decisive_part(text: str) -> str:
     if found:
         return line[found.start():].strip()
     return _LOG_PREFIX.sub("", line, count=1).strip() or line
+
+
+_ERROR_HINT = re.compile(r"(?i)error code|runtime result|\bfailed\b|\berror\b")
+MAX_ERROR_LINES = 40
+
+
+def error_lines(text: str) -> List[str]:
+    """The lines of a pasted text that carry an error (exception, E-code, `error code is`, failed),
+    for matching when a caller hands over a whole traceback instead of its decisive line."""
+    lines = [line for line in (text or "").splitlines() if line.strip()]
+    found = [line for line in lines if _MESSAGE_START.search(line) or _ERROR_HINT.search(line)]
+    return (found or lines[:1])[:MAX_ERROR_LINES]
 
 
 def _scan(text: str, keep: Iterable[str] = ()) -> List[Tuple[str, str]]:
@@ -109,3 +123,32 @@ def signature(pattern: str, message: str, keep: Iterable[str] = ()) -> dict:
 
 def _basename(path: str) -> str:
     return re.split(r"[/\\]", path)[-1]
+
+
+# --------------------------------------------------------------------------------------------
+# The signature of a diagnosis report (what `record` stores and `similar_cases` looks up).
+# --------------------------------------------------------------------------------------------
+
+def matched_pattern(report: Dict[str, Any]) -> str:
+    """The known pattern the diagnosis settled on (its best candidate of kind pattern), or NEW."""
+    if report.get("novel"):
+        return NEW
+    for cand in report.get("candidates") or []:
+        if isinstance(cand, dict) and cand.get("kind", "pattern") == "pattern" and cand.get("id"):
+            cid = str(cand["id"])
+            return cid if PATTERN_ID_RE.match(cid) else NEW
+    return NEW
+
+
+def report_codes(summary: Dict[str, Any]) -> List[str]:
+    out: List[str] = []
+    for item in summary.get("codes") or []:
+        code = item.get("code") if isinstance(item, dict) else item
+        if code not in (None, "") and str(code) not in out:
+            out.append(str(code))
+    return out
+
+
+def report_signature(report: Dict[str, Any]) -> dict:
+    summary = report.get("evidence_summary") if isinstance(report.get("evidence_summary"), dict) else {}
+    return signature(matched_pattern(report), str(report.get("error") or ""), report_codes(summary))
