@@ -136,6 +136,9 @@ def probe_devices(args):
             entry["name"] = mod.get_device_name(index)
         except Exception as exc:  # noqa: BLE001
             entry["name_error"] = str(exc)[:300]
+        if index > 0:  # memory needs a context on the device: open one, not eight (npu-smi has the rest)
+            out["devices"].append(entry)
+            continue
         try:
             free, total = mod.mem_get_info(index)
             entry["memory_free_mb"] = int(free // (1 << 20))
