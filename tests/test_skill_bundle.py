@@ -15,6 +15,7 @@ from npu_graph_skill.skill.routing import SUB_SKILLS, load_table
 from npu_graph_skill.skill.validate import ALLOWED_KEYS, split_frontmatter
 from skill_fakes import CONCEPTS, PATTERNS, fake_bundle, fake_sources
 
+PHASE_TITLES = {"capture": "捕获阶段 · Capture", "replay": "重放阶段 · Replay"}
 SKILL_FILES = ["SKILL.md"] + [f"{name}/SKILL.md" for name in SUB_SKILLS]
 # What the design brief gets wrong (../shared/brief/CORRECTIONS.md): the skill must not repeat it.
 BRIEF_ERRORS = ["0x100000", "0x100003", "MODEL_EXECUTE_FAILED", "TORCH_NPU_GRAPHS_LOG_LEVEL", "NPUGraph.cpp:240-348"]
@@ -89,18 +90,24 @@ def test_the_phase_table_counts_the_known_patterns_of_each_phase(bundle):
 
 
 def test_known_patterns_lists_every_pattern_with_phase_signature_and_fix(bundle):
-    text = bundle.text("graph-mode-diagnostics/references/known-patterns.md")
+    catalogue = bundle.text("graph-mode-diagnostics/references/known-patterns.md")
     for pattern in PATTERNS:
-        section = text.split(f"### {pattern['id']}", 1)[1].split("\n### ", 1)[0]
+        phase_section = catalogue.split(f"## {PHASE_TITLES[pattern['phase']]}", 1)[1].split("\n## ", 1)[0]
+        row = next(line for line in phase_section.splitlines() if line.startswith(f"| [{pattern['id']}]"))
+        assert f"(known-patterns/{pattern['phase']}.md#{pattern['id'].lower()})" in row
+        assert pattern["fix_short"]["en"] in row and pattern["fix_short"]["zh"] in row
+        details = bundle.text(f"graph-mode-diagnostics/references/known-patterns/{pattern['phase']}.md")
+        section = details.split(f"### {pattern['id']}", 1)[1].split("\n### ", 1)[0]
         assert f"**阶段 Phase**: {pattern['phase']}" in section
-        assert pattern["fix_short"]["en"] in section and pattern["fix_short"]["zh"] in section
-    assert "message `NPU graphs must be captured on a non-default stream`" in text
-    assert "ExternalStream" not in text.split("### P-CAP-003", 1)[1].split("**特征 Signature**", 1)[1].split("\n", 1)[0]
+        assert pattern["root_cause"]["en"] in section and pattern["verification"]["zh"][0] in section
+    row = next(line for line in catalogue.splitlines() if line.startswith("| [P-CAP-003]"))
+    assert "message `NPU graphs must be captured on a non-default stream`" in row
+    assert "ExternalStream" not in row  # a negative matcher is not a signature
 
 
 def test_error_code_map_keeps_graph_relevant_codes_and_links_the_patterns_that_match_them(bundle):
     text = bundle.text("graph-mode-diagnostics/references/error-code-map.md")
-    assert "`507011`" in text and "[P-REP-001](known-patterns.md#p-rep-001)" in text
+    assert "`507011`" in text and "[P-REP-001](known-patterns/replay.md#p-rep-001)" in text
     assert "100001" not in text  # no graph-mode relevance: left to `npu-graph errcode`
     assert "EE1009" in bundle.text("graph-mode-diagnostics/references/error-code-map-more.md")
 
@@ -108,7 +115,7 @@ def test_error_code_map_keeps_graph_relevant_codes_and_links_the_patterns_that_m
 def test_constraints_show_the_misbelief_next_to_the_truth_and_link_patterns(bundle):
     text = bundle.text("graph-mode-diagnostics/references/constraints.md")
     assert "**常见误解 Misbelief**" in text and "replay may use any stream" in text
-    assert "[P-CAP-003](known-patterns.md#p-cap-003)" in text
+    assert "[P-CAP-003](known-patterns/capture.md#p-cap-003)" in text
 
 
 def test_concept_notes_are_rendered_with_both_languages_and_indexed(bundle):

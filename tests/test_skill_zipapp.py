@@ -78,8 +78,8 @@ def test_the_zipapp_lists_the_patterns(pyz, tmp_path):
 
 
 def test_the_zipapp_diagnoses_a_traceback(pyz, tmp_path):
-    if importlib.util.find_spec("npu_graph_skill.diagnose.engine") is None:
-        pytest.skip("npu-graph diagnose is not built yet (npu_graph_skill.diagnose.engine)")
+    if any(importlib.util.find_spec(m) is None for m in ("npu_graph_skill.diagnose.engine", "npu_graph_skill.diagnose.cli")):
+        pytest.skip("npu-graph diagnose is not built yet (npu_graph_skill.diagnose.cli / engine)")
     error = tmp_path / "error.txt"
     error.write_text(TRACEBACK, encoding="utf-8")
     result = run_clean(sys.executable, pyz, "diagnose", str(error), "--json", cache=tmp_path)

@@ -140,10 +140,13 @@ def render_command_table() -> str:
 
 
 DEPOSIT_COMMANDS = """```bash
-npu-graph diagnose error.txt --json > report.json
-npu-graph kb record report.json        # the case goes into this skill's knowledge/ (found from the project folder)
-npu-graph kb search "107025"           # similar recorded cases
-```"""
+npu-graph diagnose error.txt --json | npu-graph kb record - --yes --symptom error.txt --verified passed
+npu-graph kb search "107025 capture_end"     # similar recorded cases, with their fixes
+npu-graph kb rebuild                         # after a git merge of knowledge/: regenerate history.md
+```
+
+`kb record` 写入本项目已安装 skill 的 `knowledge/`（或 `--kb DIR`）；用户同意后才加 `--yes`，验证过才写 `--verified passed`。
+`kb record` writes into the installed skill's `knowledge/` of this project (or `--kb DIR`); pass `--yes` only after the user agreed, `--verified passed` only after the verification ran."""
 
 
 def render_references_list(sources: KnowledgeSources) -> str:
@@ -236,9 +239,11 @@ def render_bundle(sources: Optional[KnowledgeSources] = None) -> Bundle:
 
     diag = "graph-mode-diagnostics/references/"
     texts[diag + "known-patterns.md"] = ref.render_known_patterns(sources.patterns)
+    for phase, items in ref.by_phase(sources.patterns).items():
+        texts[f"{diag}known-patterns/{phase}.md"] = ref.render_pattern_details(phase, items)
     texts[diag + "error-code-map.md"] = ref.render_error_code_map(sources.codes, sources.patterns)
     texts[diag + "error-code-map-more.md"] = ref.render_error_code_map_more(sources.codes)
-    texts[diag + "constraints.md"] = ref.render_constraints(sources.constraints)
+    texts[diag + "constraints.md"] = ref.render_constraints(sources.constraints, sources.patterns)
     texts[diag + "diagnostic-checklist.md"] = ref.render_checklist(phases, sources.patterns)
     texts[diag + "report-template.md"] = _static_reference("report-template.md")
 

@@ -78,26 +78,53 @@ def _fix_in(value: Any) -> str:
     return both(FIX_IN_NAMES.get(str(value), {"zh": str(value), "en": str(value)}))
 
 
+def pattern_link(pattern_id: str, phase: str, base: str = "") -> str:
+    """Markdown link to a pattern's full entry in known-patterns/PHASE.md (relative to `base`)."""
+    return f"[{pattern_id}]({base}known-patterns/{phase}.md#{slug(pattern_id)})"
+
+
+def pattern_phases(patterns: Sequence[Any]) -> Dict[str, str]:
+    return {str(p.get("id")): str(p.get("phase") or "unknown") for p in (as_dict(x) for x in patterns)}
+
+
+def link_patterns(ids: Iterable[str], phases: Mapping[str, str]) -> str:
+    return ", ".join(pattern_link(i, phases[i]) if i in phases else str(i) for i in ids)
+
+
 def render_known_patterns(patterns: Sequence[Any]) -> str:
+    """The catalogue: one row per pattern with phase, layer, signature and short fix; the full
+    entries (root cause, long fix, verification, anchors) live in known-patterns/PHASE.md."""
     grouped = by_phase(patterns)
     total = sum(len(items) for items in grouped.values())
     out = [
         "# 已知模式 · Known patterns", "", generated_note(), "",
-        f"共 {total} 条，按阶段分组。先用 `npu-graph diagnose` 自动匹配；本文件供人工对照与下钻。",
-        f"{total} patterns by phase. Let `npu-graph diagnose` match them first; this file is for reading and checking.",
+        f"共 {total} 条，按阶段分组。先用 `npu-graph diagnose` 自动匹配；本表供人工对照，点 ID 看完整条目（根因、长期修复、验证、锚点）。",
+        f"{total} patterns by phase. Let `npu-graph diagnose` match them first; this table is for checking by hand — "
+        "follow an ID to the full entry (root cause, long-term fix, verification, anchors).",
         "`npu-graph patterns ID` 显示单条的全部字段。 `npu-graph patterns ID` shows every field of one.", "",
         "## 目录 · Contents", "",
     ]
-    rows = []
-    for items in grouped.values():
-        for p in items:
-            rows.append([f"[{p['id']}](#{slug(p['id'])})", p.get("phase", ""),
-                         f"{layer_label(p.get('layer'))} → {layer_label(p.get('root_layer'))}", both(p.get("title"))])
-    out += [table(["ID", "阶段 Phase", "层级 Layer (报错 → 根因)", "标题 Title"], rows), ""]
+    out += [f"- [{phase_title(phase)}](#{slug(phase_title(phase))}) ({len(items)})" for phase, items in grouped.items()]
+    out.append("")
     for phase, items in grouped.items():
-        out += [f"## {phase_title(phase)}", ""]
+        rows = []
         for p in items:
-            out += _pattern_section(p)
+            fix = p.get("fix_short") or {}
+            rows.append([pattern_link(p["id"], phase), both(p.get("title")),
+                         f"{layer_label(p.get('layer'))} → {layer_label(p.get('root_layer'))}",
+                         "; ".join(signature(p.get("matchers") or [], limit=3)) or "-",
+                         " / ".join(one_line(fix[lang]) for lang in ("zh", "en") if fix.get(lang))])
+        out += [f"## {phase_title(phase)}", "",
+                table(["ID", "标题 Title", "层级 Layer (报错 → 根因)", "特征 Signature", "修复 Fix"], rows), ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def render_pattern_details(phase: str, items: Sequence[Any]) -> str:
+    """known-patterns/PHASE.md: every field of the patterns of one phase."""
+    out = [f"# 已知模式 · Known patterns — {phase_title(phase)}", "", generated_note(), "",
+           "[← 目录 · catalogue](../known-patterns.md)", ""]
+    for p in (as_dict(x) for x in items):
+        out += _pattern_section(p)
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -190,6 +217,7 @@ def render_error_code_map(codes: Sequence[Any], patterns: Sequence[Any] = ()) ->
     groups = _codes_by_kind(codes)
     by_code = {str(c.get("code")): c for items in groups.values() for c in items}
     decisive = pattern_codes(patterns)
+    phases = pattern_phases(patterns)
     main = sum(len(groups.get(k, [])) for k in MAIN_KINDS)
     out = [
         "# 错误码速查 · Error-code map", "", generated_note(), "",
@@ -201,7 +229,7 @@ def render_error_code_map(codes: Sequence[Any], patterns: Sequence[Any] = ()) ->
     rows = []
     for code in sorted(decisive):
         entry = by_code.get(code, {})
-        links = ", ".join(f"[{i}](known-patterns.md#{slug(i)})" for i in decisive[code])
+        links = link_patterns(decisive[code], phases)
         rows.append([f"`{code}`", entry.get("name", ""), entry.get("graph_mode", "") or entry.get("meaning", ""), links])
     out += [table(["码 Code", "名称 Name", "图模式下 In graph mode", "模式 Patterns"], rows) if rows else "-", ""]
     out += [f"## 全部图模式相关错误码 · All graph-relevant codes ({main})", "",
@@ -230,7 +258,8 @@ def render_error_code_map_more(codes: Sequence[Any]) -> str:
 # constraints.md
 # --------------------------------------------------------------------------------------------
 
-def render_constraints(constraints: Sequence[Any]) -> str:
+def render_constraints(constraints: Sequence[Any], patterns: Sequence[Any] = ()) -> str:
+    phases = pattern_phases(patterns)
     out = [
         "# 图捕获的约束 · Capture constraints", "", generated_note(), "",
         "每条约束给出源码能证明的规则、常见误解与事实、锚点和相关模式。",
@@ -247,10 +276,9 @@ def render_constraints(constraints: Sequence[Any]) -> str:
         anchors = item.get("anchors") or []
         if anchors:
             out.append("- **源码锚点 Anchors**: " + "; ".join(f"`{anchor_text(a)}`" for a in anchors))
-        patterns = item.get("patterns") or []
-        if patterns:
-            out.append("- **相关模式 Patterns**: " + ", ".join(
-                f"[{p}](known-patterns.md#{slug(str(p))})" for p in patterns))
+        related = item.get("patterns") or []
+        if related:
+            out.append("- **相关模式 Patterns**: " + link_patterns([str(p) for p in related], phases))
         out.append("")
     return "\n".join(out).rstrip() + "\n"
 
@@ -275,8 +303,7 @@ def render_checklist(phases: Mapping[str, Any], patterns: Sequence[Any]) -> str:
                 f"**信号 Signals** — {entry['signals']['zh']}", "", f"{entry['signals']['en']}", "",
                 "**补充材料 Collect**", ""]
         out += [f"- [ ] {item['zh']}\n      {item['en']}" for item in entry.get("collect", [])]
-        out += ["", "**已知模式 Known patterns**: " + (", ".join(
-            f"[{i}](known-patterns.md#{slug(i)})" for i in ids) or "-"), "",
+        out += ["", "**已知模式 Known patterns**: " + (", ".join(pattern_link(i, phase) for i in ids) or "-"), "",
             "**锚点 Anchors**: " + "; ".join(f"`{a}`" for a in entry.get("anchors", [])), ""]
     return "\n".join(out).rstrip() + "\n"
 
