@@ -2,7 +2,7 @@
 
 torch_npu's `trace_view.json` is a top-level JSON array that can reach hundreds of MB; loading it
 with `json.load` costs several times its size in RAM. Here the file is read in chunks and each
-array element is decoded on its own (`json.JSONDecoder.raw_decode`, the C scanner), so memory
+array element is decoded on its own (the C scanner behind `json.JSONDecoder.raw_decode`), so memory
 stays at one chunk plus one event. The `{"traceEvents": [...]}` object form that upstream PyTorch
 writes is accepted too. A file cut short yields the events before the cut and leaves a note.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 import codecs
 import gzip
 import json
+import re
 import zlib
 from typing import Any, Iterator, List, Optional
 
@@ -18,7 +19,7 @@ from npu_graph_skill.core.errors import InputError
 
 CHUNK_CHARS = 1 << 20
 MAX_EVENT_CHARS = 64 << 20  # one event larger than this is not a trace event
-_WS = " \t\r\n"
+_WS = re.compile(r"[ \t\r\n]*")
 
 
 def _open(path: str):
@@ -62,8 +63,7 @@ class _Reader:
     def skip_ws(self) -> Optional[str]:
         """Move past whitespace; the next character, or None at end of file."""
         while True:
-            while self.pos < len(self.buf) and self.buf[self.pos] in _WS:
-                self.pos += 1
+            self.pos = _WS.match(self.buf, self.pos).end()
             if self.pos < len(self.buf):
                 return self.buf[self.pos]
             if not self.fill():
@@ -97,7 +97,7 @@ def iter_json_events(path: str, notes: Optional[List[str]] = None, max_events: O
 
 
 def _events(reader: _Reader, notes: List[str], max_events: Optional[int], label: str) -> Iterator[Any]:
-    decoder = json.JSONDecoder()
+    scan = json.JSONDecoder().scan_once  # raw_decode without its wrapper: this loop runs once per event
     head = reader.skip_ws()
     if head is None:
         raise InputError(f"{label}: empty file, expected a JSON array of trace events")
@@ -119,9 +119,9 @@ def _events(reader: _Reader, notes: List[str], max_events: Optional[int], label:
             continue
         while True:
             try:
-                value, end = decoder.raw_decode(reader.buf, reader.pos)
+                value, end = scan(reader.buf, reader.pos)
                 break
-            except json.JSONDecodeError:
+            except (StopIteration, json.JSONDecodeError):
                 if len(reader.buf) - reader.pos > MAX_EVENT_CHARS:
                     notes.append(f"{label}: an event larger than {MAX_EVENT_CHARS >> 20} MB; stopped after {count} events")
                     return
