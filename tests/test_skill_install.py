@@ -39,6 +39,9 @@ def test_install_into_a_fresh_project_gives_a_valid_tree_for_each_agent(tmp_path
     assert sorted(p.name for p in skill.iterdir() if (p / "SKILL.md").is_file()) == sorted(SUB_SKILLS)
     result = validate_tree(str(skill.parent))
     assert result.ok, [i.message for i in result.issues]
+    skills_ref = pytest.importorskip("skills_ref", reason="skills-ref needs Python >= 3.11: pip install skills-ref")
+    for folder in [skill] + [skill / name for name in SUB_SKILLS]:
+        assert skills_ref.validate(folder) == [], folder
 
 
 def test_user_scope_goes_under_the_home_folder(tmp_path, bundle):
