@@ -77,6 +77,29 @@ class DoubleTensor:
     def clone(self) -> "DoubleTensor":
         return DoubleTensor(self.values)
 
+    # the few tensor methods TorchBackend.max_abs_diff uses (host-side, after the run)
+    @property
+    def shape(self) -> tuple:
+        return (len(self.values),)
+
+    def numel(self) -> int:
+        return len(self.values)
+
+    def detach(self) -> "DoubleTensor":
+        return self
+
+    def float(self) -> "DoubleTensor":
+        return self
+
+    def __sub__(self, other: "DoubleTensor") -> "DoubleTensor":
+        return DoubleTensor([a - b for a, b in zip(self.values, other.values)])
+
+    def abs(self) -> "DoubleTensor":
+        return DoubleTensor([abs(v) for v in self.values])
+
+    def max(self) -> "DoubleTensor":
+        return DoubleTensor([max(self.values)])
+
 
 class DoubleEvent:
     def __init__(self) -> None:
@@ -106,6 +129,16 @@ class DoubleGraph:
             task()
 
 
+@contextlib.contextmanager
+def capture(graph: DoubleGraph, **_: Any) -> Any:
+    Device.captures += 1
+    Device.capturing = graph
+    try:
+        yield graph
+    finally:
+        Device.capturing = None
+
+
 class DoubleBackend:
     name = "double"
     device = "double:0"
@@ -128,14 +161,8 @@ class DoubleBackend:
     def Graph(self) -> DoubleGraph:  # noqa: N802
         return DoubleGraph()
 
-    @contextlib.contextmanager
     def graph(self, graph: DoubleGraph, stream: Any = None) -> Any:
-        Device.captures += 1
-        Device.capturing = graph
-        try:
-            yield graph
-        finally:
-            Device.capturing = None
+        return capture(graph)
 
     def synchronize(self) -> None:
         pass
@@ -154,11 +181,36 @@ class DoubleBackend:
     def reset_peak_memory(self) -> None:
         pass
 
+    def empty_cache(self) -> None:
+        pass
+
     def memory(self) -> dict:
         return {"allocated_mb": 1.0, "reserved_mb": 2.0, "peak_allocated_mb": 1.5}
 
     def env(self) -> dict:
         return {"backend": self.name, "device": self.device, "device_name": "simulated device", "torch": None}
+
+
+def fake_torch():
+    """A stand-in `torch` module whose `torch.cuda` (and `torch.npu`) is this double, so that the
+    real TorchBackend runs unchanged against it: the names it calls are torch's names."""
+    import types
+
+    accel = types.SimpleNamespace(
+        is_available=lambda: True, set_device=lambda index: None, Stream=DoubleStream,
+        stream=lambda s: contextlib.nullcontext(), current_stream=lambda: DoubleStream(),
+        Event=lambda enable_timing=False: DoubleEvent(), CUDAGraph=DoubleGraph, NPUGraph=DoubleGraph,
+        graph=lambda g, pool=None, stream=None, capture_error_mode="global": capture(g),
+        synchronize=lambda: None, reset_peak_memory_stats=lambda: None, empty_cache=lambda: None,
+        memory_allocated=lambda: 1 << 20, memory_reserved=lambda: 2 << 20, max_memory_allocated=lambda: 3 << 20,
+        get_device_name=lambda: "fake accelerator", device_count=lambda: 1)
+    module = types.ModuleType("torch")
+    module.cuda = accel
+    module.npu = accel
+    module.Tensor = DoubleTensor
+    module.__version__ = "0.0+fake"
+    module.version = types.SimpleNamespace(cuda="0.0")
+    return module
 
 
 # --- targets ----------------------------------------------------------------------------------

@@ -101,6 +101,29 @@ def test_bad_targets_exit_2(run_cli, target, message):
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("backend", ["cuda", "npu"])
+def test_torch_backend_runs_against_torch_api_names(monkeypatch, backend):
+    """The real TorchBackend over a stand-in torch (and torch_npu) module: the calls it makes are torch's."""
+    import sys
+    import types
+
+    perf_double.Device.reset()
+    monkeypatch.setitem(sys.modules, "torch", perf_double.fake_torch())
+    fake_npu = types.ModuleType("torch_npu")
+    fake_npu.__version__ = "0.0+fake"
+    monkeypatch.setitem(sys.modules, "torch_npu", fake_npu)
+    report = run_bench("perf_double:make_step", backend=backend, warmup=2, iters=5)
+    assert report.env["backend"] == backend and report.env["device"] == f"{backend}:0"
+    assert report.env["device_name"] == "fake accelerator"
+    if backend == "cuda":
+        assert report.env["cuda"] == "0.0"
+    else:
+        assert report.env["torch_npu"] == "0.0+fake" and "cann" in report.env
+    assert report.speedup_p50 == pytest.approx(EAGER_MS / GRAPH_MS)
+    assert report.memory["capture_pool_mb"] == 0.0 and report.memory["graph_peak_mb"] == 3.0
+    assert report.outputs_max_abs_diff == 0.0
+
+
 def test_target_args_are_typed():
     assert parse_target_args(["batch=8", "scale=0.5", "name=mlp", "fast=true"]) == \
         {"batch": 8, "scale": 0.5, "name": "mlp", "fast": True}

@@ -106,6 +106,9 @@ class TorchBackend:
     def reset_peak_memory(self) -> None:
         self.mod.reset_peak_memory_stats()
 
+    def empty_cache(self) -> None:
+        self.mod.empty_cache()
+
     def memory(self) -> Dict[str, float]:
         mb = 1024.0 * 1024.0
         return {"allocated_mb": self.mod.memory_allocated() / mb, "reserved_mb": self.mod.memory_reserved() / mb,

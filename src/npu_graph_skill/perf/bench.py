@@ -201,6 +201,9 @@ def run_bench(target: str, backend: str = "auto", warmup: int = 10, iters: int =
                 fn(*static)
         be.current_stream().wait_stream(side)
         be.synchronize()
+        # the graph context empties the cache before capturing; do it first so the reserved-memory
+        # delta is the capture's private pool, not cached blocks released on the way
+        be.empty_cache()
         reserved_before = be.memory().get("reserved_mb")
         graph = be.Graph()
         started = time.perf_counter()
