@@ -225,3 +225,12 @@ def test_gb18030_and_crlf_csv(tmp_path, sample_dir):
     report = analyze_trace(str(tmp_path))
     assert report.top_operators[0]["op_type"] == "自定义算子"
     assert report.top_operators[0]["total_us"] == pytest.approx(1954.719)
+
+
+def test_msprof_op_summary_is_read_through_column_aliases(shared_data):
+    report = analyze_trace(str(shared_data / "samples" / "msprof" / "op_summary_1.csv"))
+    k = report.kernels
+    assert (k.rows, k.compute_kernels, k.communication_kernels) == (21, 17, 4)
+    assert report.graph_mode["active"] is False
+    assert k.top_instances[0]["name"] == "FlashAttentionScore" and k.top_instances[0]["duration_us"] == pytest.approx(7120.0, abs=0.1)
+    assert k.short_threshold_source.startswith("default")  # no api_statistic / trace_view next to it

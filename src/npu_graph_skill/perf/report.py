@@ -32,6 +32,7 @@ WORDS = {
     "files": {"en": "Files read", "zh": "已读取文件"},
     "missing": {"en": "Not present", "zh": "缺失文件"},
 }
+MAX_STEP_ROWS = 50
 LEVEL_MARK = {"problem": "✗", "warn": "!", "info": "·"}
 
 
@@ -170,8 +171,10 @@ def render_trace(r: Any, lang: str, fmt: str = "text") -> str:
     if r.steps:
         d.section("steps")
         rows = [[s.step, _ms(s.total_us), _ms(s.computing_us), _ms(s.communication_not_overlapped_us), _ms(s.free_us),
-                 _pct(s.free_share)] for s in r.steps[:50]]
+                 _pct(s.free_share)] for s in r.steps[:MAX_STEP_ROWS]]
         d.table(["step", "total ms", "computing", "comm (not overlapped)", "free", "free %"], rows)
+        if len(r.steps) > MAX_STEP_ROWS:
+            d.lines.insert(len(d.lines) - 1, f"  ... {len(r.steps) - MAX_STEP_ROWS} more step(s) in --json")
     d.findings(r.findings)
     k = r.kernels
     if k and k.top_instances:

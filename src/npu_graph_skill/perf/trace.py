@@ -295,12 +295,12 @@ def _findings(report: TraceReport, api_rows: List[Dict[str, Any]]) -> List[Findi
         detail=text(
             f"Over {len(report.steps)} step(s) ({v['step_source'] or 'no step data'}): computing {_pct(v['computing_share'])}, "
             f"not-overlapped communication {_pct(v['communication_share'])}, free (device idle) {_pct(v['free_share'])}. "
-            f"Kernels per step {_fmt(v['kernels_per_step'])}; median kernel {_us(v['median_kernel_us'])}, median launch gap "
+            f"Kernels per step {_count(v['kernels_per_step'])}; median kernel {_us(v['median_kernel_us'])}, median launch gap "
             f"{_us(v['median_launch_gap_us'])}; {_pct(v['short_kernel_share'])} of kernels are shorter than one host "
             f"launch ({_us(v['host_launch_cost_us'])}, {v['host_launch_cost_source']}).",
             f"共 {len(report.steps)} 步（{v['step_source'] or '无步数据'}）：计算 {_pct(v['computing_share'])}，"
             f"未被掩盖的通信 {_pct(v['communication_share'])}，空闲（device 闲置）{_pct(v['free_share'])}。"
-            f"每步 kernel 数 {_fmt(v['kernels_per_step'])}；kernel 时长中位数 {_us(v['median_kernel_us'])}，"
+            f"每步 kernel 数 {_count(v['kernels_per_step'])}；kernel 时长中位数 {_us(v['median_kernel_us'])}，"
             f"下发间隙中位数 {_us(v['median_launch_gap_us'])}；{_pct(v['short_kernel_share'])} 的 kernel 比一次 host 下发"
             f"（{_us(v['host_launch_cost_us'])}，{v['host_launch_cost_source']}）还短。")))
 
@@ -321,11 +321,11 @@ def _findings(report: TraceReport, api_rows: List[Dict[str, Any]]) -> List[Findi
             id="TR-GRAPH-CANDIDATE", level="warn",
             title=text("Graph-mode candidate: the device waits for kernel launches", "适合图模式：device 在等待 kernel 下发"),
             detail=text(
-                f"Eager run with {_fmt(k.kernels_per_step)} kernels per step; the median gap before a kernel "
+                f"Eager run with {_count(k.kernels_per_step)} kernels per step; the median gap before a kernel "
                 f"({_us(v['median_launch_gap_us'])}) exceeds the median kernel ({_us(v['median_kernel_us'])}) and "
                 f"{_pct(v['short_kernel_share'])} of kernels finish faster than one host launch. Each is launched "
                 "separately by the host; a captured graph replays them all with one aclmdlRIExecuteAsync.",
-                f"eager 运行，每步 {_fmt(k.kernels_per_step)} 个 kernel；kernel 前的间隙中位数（{_us(v['median_launch_gap_us'])}）"
+                f"eager 运行，每步 {_count(k.kernels_per_step)} 个 kernel；kernel 前的间隙中位数（{_us(v['median_launch_gap_us'])}）"
                 f"大于 kernel 时长中位数（{_us(v['median_kernel_us'])}），且 {_pct(v['short_kernel_share'])} 的 kernel "
                 "执行得比一次 host 下发还快。eager 下每个 kernel 都由 host 单独下发；捕获成图后一次 aclmdlRIExecuteAsync 即可重放全部。"),
             advice=text("Capture the steady-state step with torch.npu.graph / NPUGraph on a side stream (or "
@@ -448,6 +448,10 @@ def _findings(report: TraceReport, api_rows: List[Dict[str, Any]]) -> List[Findi
                             f"ProfilerStep P99 {_us(p99)} 超过 P50 {_us(p50)} 的 3 倍。"),
                 refs=["design brief: replay P99 > 3 x P50 is an anomaly"]))
     return findings
+
+
+def _count(value: Optional[float]) -> str:
+    return "?" if value is None else f"{value:.1f}".rstrip("0").rstrip(".")
 
 
 def _fmt(value: Optional[float]) -> str:
