@@ -204,3 +204,17 @@ def test_unwritable_kb_is_one_line(run_cli, tmp_path):
     blocker.write_text("x")
     code, _, err = run_cli("kb", "record", MEMCPY, "--yes", "--kb", str(blocker / "kb"))
     assert code == 2 and "cannot create the knowledge base" in err
+
+
+def test_diagnose_json_piped_into_record(kb, run_cli, tmp_path, monkeypatch):
+    """The real contract: `npu-graph diagnose --json | npu-graph kb record - --yes --symptom FILE`."""
+    pytest.importorskip("npu_graph_skill.diagnose.engine", reason="the diagnosis engine is not there yet")
+    code, report_json, err = run_cli("diagnose", SYMPTOM, "--json")
+    assert code in (0, 1), err
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(report_json.encode("utf-8"))))
+    code, out, err = run_cli("kb", "record", "-", "--yes", "--symptom", SYMPTOM, "--json")
+    assert code == 0, err
+    case = json.loads(out)["case"]
+    assert case["phase"] == "capture" and case["pattern"].startswith("P-CAP-")
+    assert case["layer"]["file"] and case["layer"]["line"] and case["layer"]["function"]
+    assert "g.capture_begin()" in case["symptom"] and "LucciC" not in json.dumps(case)

@@ -166,10 +166,15 @@ def _layer(report: Dict[str, Any]) -> Dict[str, Any]:
     """Where it was detected and where the cause lies, with the deepest located function and file:line."""
     layer: Dict[str, Any] = {"detected": _layer_name(report.get("layer")), "root": _layer_name(report.get("root_layer")),
                              "function": "", "file": "", "line": ""}
-    for step in reversed(report.get("drill_down") or []):
-        if isinstance(step, dict) and step.get("file") and step.get("line"):
-            layer.update(function=str(step.get("function") or step.get("symbol") or ""),
-                         file=str(step["file"]), line=_line(step["line"]))
+    for step in reversed(report.get("drill_down") or []):  # deepest first: the raise site or the ACL call
+        if not isinstance(step, dict):
+            continue
+        file, line = step.get("file"), step.get("line")
+        found = None if file and line else _ANCHOR_RE.search(str(step.get("where") or step.get("location") or ""))
+        if found:
+            file, line = found.group("file"), found.group("line")
+        if file and line:
+            layer.update(function=str(step.get("function") or step.get("symbol") or ""), file=str(file), line=_line(line))
             return layer
     places = list((_fix(report.get("fix")).get("locations") or [])) + _str_list(report.get("anchors"))
     for place in places:
