@@ -234,3 +234,20 @@ def test_msprof_op_summary_is_read_through_column_aliases(shared_data):
     assert report.graph_mode["active"] is False
     assert k.top_instances[0]["name"] == "FlashAttentionScore" and k.top_instances[0]["duration_us"] == pytest.approx(7120.0, abs=0.1)
     assert k.short_threshold_source.startswith("default")  # no api_statistic / trace_view next to it
+
+
+def test_collective_stalling_inside_a_graph_points_to_the_case(tmp_path):
+    run = _write_profile(tmp_path, steps=[1, 2], free_us=10.0, model_for_step=lambda s: 5)
+    out = run / "ASCEND_PROFILER_OUTPUT"
+    (out / "step_trace_time.csv").write_text(STEP_HEADER + "1,360.0,5000.0,0,5000.0,10.0,5370.0,0,5000.0,5.0\n")
+    comm = {"step1": {"p2p": {}, "collective": {"hcom_allReduce__1_0_1@123": {
+        "Communication Time Info": {"Elapse Time(ms)": 5.0, "Transit Time(ms)": 0.05, "Wait Time(ms)": 4.9,
+                                    "Synchronization Time(ms)": 4.8, "Idle Time(ms)": 0.05},
+        "Communication Bandwidth Info": {}}, "Total Op Info": {"Communication Time Info": {"Elapse Time(ms)": 5.0}}}}}
+    (out / "communication.json").write_text(json.dumps(comm))
+    report = analyze_trace(str(run))
+    assert report.verdict["bound"] == "communication" and report.graph_mode["active"] is True
+    assert [c["op"] for c in report.communication] == ["hcom_allReduce__1_0_1"]  # the per-step total is not an op
+    finding = {f.id: f for f in report.findings}["TR-COMM-WAIT"]
+    assert "4.90 ms waiting for peers" in finding.detail["en"]
+    assert "case:vllm-ascend-13688" in finding.refs
