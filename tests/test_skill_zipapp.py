@@ -77,12 +77,13 @@ def test_the_zipapp_lists_the_patterns(pyz, tmp_path):
     assert '"P-CAP-' in result.stdout
 
 
-def test_the_zipapp_diagnoses_a_traceback(pyz, tmp_path):
+@pytest.mark.parametrize("python", interpreters())
+def test_the_zipapp_diagnoses_a_traceback(pyz, tmp_path, python):
     if any(importlib.util.find_spec(m) is None for m in ("npu_graph_skill.diagnose.engine", "npu_graph_skill.diagnose.cli")):
         pytest.skip("npu-graph diagnose is not built yet (npu_graph_skill.diagnose.cli / engine)")
     error = tmp_path / "error.txt"
     error.write_text(TRACEBACK, encoding="utf-8")
-    result = run_clean(sys.executable, pyz, "diagnose", str(error), "--json", cache=tmp_path)
+    result = run_clean(python, pyz, "diagnose", str(error), "--json", cache=tmp_path)
     assert result.returncode in (0, 1), result.stderr
     assert '"phase": "capture"' in result.stdout
 
