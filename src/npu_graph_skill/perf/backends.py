@@ -140,21 +140,10 @@ def _safe(call: Any) -> Any:
 
 
 def cann_version() -> Optional[str]:
-    """`version=` of `<toolkit home>/<arch>-linux/ascend_toolkit_install.info`, the file the CANN
-    toolkit installer writes (public tools read the toolkit version from this line)."""
-    arch = platform.machine() or "x86_64"
-    roots = [os.environ.get(k) for k in ("ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH")]
-    roots.append("/usr/local/Ascend/ascend-toolkit/latest")
-    for root in filter(None, roots):
-        path = os.path.join(root, f"{arch}-linux", "ascend_toolkit_install.info")
-        try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                for line in handle:
-                    if line.startswith("version="):
-                        return line.split("=", 1)[1].strip()
-        except OSError:
-            continue
-    return None
+    """The CANN toolkit version, found the way `npu-graph doctor` finds it (doctor/ascend.py)."""
+    from npu_graph_skill.doctor.ascend import find_toolkit
+
+    return _safe(lambda: find_toolkit(os.environ).version) or None
 
 
 # Settings that change graph-mode timing; recorded with every benchmark.
