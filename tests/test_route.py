@@ -164,3 +164,21 @@ def test_route_reads_a_pasted_traceback_from_stdin(run_cli, monkeypatch):
 def test_route_without_text_is_a_usage_error(run_cli):
     code, _, err = run_cli("route")
     assert code == 2 and "npu-graph: error:" in err
+
+
+@pytest.mark.parametrize("data, message", [(b"", "stdin is empty"), (b"\x00\x01\x02binary", "binary")])
+def test_route_rejects_empty_or_binary_stdin_with_one_line(run_cli, monkeypatch, data, message):
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data)))
+    code, _, err = run_cli("route", "-")
+    assert code == 2 and message in err and err.count("\n") == 1
+
+
+def test_route_reads_a_huge_single_line_paste_within_bounds(run_cli, monkeypatch):
+    import io
+
+    paste = b"RuntimeError: capture failed, error code is 107025 " + b"x" * (10 * 1024 * 1024) + b"\n"
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(paste)))
+    code, out, _ = run_cli("route", "--json", "-")
+    assert code == 0 and json.loads(out)["skill"] == DIAG

@@ -52,7 +52,10 @@ def _request_text(words: List[str]) -> str:
     if words == ["-"]:
         from npu_graph_skill.core.ingest import TextSource, read_text
 
-        return read_text(TextSource(name="<stdin>"), max_bytes=1 << 20)
+        text = read_text(TextSource(name="<stdin>"), max_bytes=1 << 20).strip()  # the head decides the route
+        if not text:
+            raise UserError("route: stdin is empty; paste the request or the error text")
+        return text
     text = " ".join(words).strip()
     if not text:
         raise UserError("route needs the request text, e.g. npu-graph route \"graph capture fails\" (or - for stdin)")
