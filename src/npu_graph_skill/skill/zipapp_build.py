@@ -24,28 +24,35 @@ INTERPRETER = "/usr/bin/env python3"
 
 BOOTSTRAP = '''"""npu-graph.pyz: unpack once into a cache folder, then run the npu-graph command line."""
 import os
-import shutil
 import sys
-import tempfile
-import zipfile
 
 BUILD_ID = "{build_id}"
 
 
-def _cache_root():
+def _cache_roots():
     explicit = os.environ.get("NPU_GRAPH_PYZ_CACHE")
     if explicit:
-        return explicit
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "npu-graph-skill")
+        yield explicit
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        yield os.path.join(base, "npu-graph-skill")
+    import tempfile  # only when the first choice is not usable
+
+    user = str(os.getuid()) if hasattr(os, "getuid") else "0"
+    yield os.path.join(tempfile.gettempdir(), "npu-graph-skill-" + user)
 
 
 def _unpack(archive):
-    for root in (_cache_root(), os.path.join(tempfile.gettempdir(), "npu-graph-skill-" + str(os.getuid() if hasattr(os, "getuid") else 0))):
+    """The unpacked folder for this build, unpacking it first when needed; None when nowhere is writable."""
+    for root in _cache_roots():
         target = os.path.join(root, "pyz-" + BUILD_ID)
         if os.path.isfile(os.path.join(target, ".complete")):
             return target
         try:
+            import shutil
+            import tempfile
+            import zipfile
+
             os.makedirs(root, exist_ok=True)
             staging = tempfile.mkdtemp(prefix=".unpack-", dir=root)
             with zipfile.ZipFile(archive) as bundle:
