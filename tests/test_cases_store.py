@@ -285,3 +285,12 @@ def test_a_recorded_case_is_a_candidate_of_the_diagnosis(tmp_path):
     again = engine.diagnose(text=text.replace("line 26", "line 31"), kb_dir=str(tmp_path))
     cases = [c for c in again.candidates if c.kind == "case"]
     assert recorded.case_id in [c.id for c in cases]
+
+
+def test_record_case_options_for_api_callers(tmp_path):
+    from npu_graph_skill.core.errors import UserError
+
+    preview = record(tmp_path, dry_run=True, yes=True)
+    assert preview.action == "preview" and preview.case["pattern"] == "P-CAP-002" and not tmp_path.joinpath("cases").exists()
+    with pytest.raises(UserError, match="unknown option"):
+        record(tmp_path, colour="red")

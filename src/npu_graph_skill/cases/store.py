@@ -46,7 +46,7 @@ class PreparedCase(Record):
 
 @dataclasses.dataclass
 class RecordResult(Record):
-    action: str  # created | repeat
+    action: str  # created | repeat | preview (dry run: nothing written)
     case_id: str
     path: str  # the file written: the case, or the occurrence of a known case
     kb: str
@@ -163,10 +163,27 @@ def redact_case(case: Case, redactor: Redactor) -> "tuple[Case, Dict[str, int]]"
     return Case(**merged), summary
 
 
+PREPARE_OPTIONS = ("kb_dir", "redact", "symptom", "environment", "collect_env", "tags", "reporter", "title",
+                   "verification_result", "verification_note", "redactor")
+
+
 def record_case(report: Dict[str, Any], **options: Any) -> RecordResult:
-    """Record a diagnosis report (a `Diagnosis.to_dict()`) without asking: build, redact, dedupe, save."""
+    """Record a diagnosis report (a `Diagnosis.to_dict()`) without asking: build, redact, dedupe, save.
+    Options: those of `prepare_case`, `lock_timeout`, and `dry_run` (build and redact, write nothing:
+    action "preview"). `yes` is accepted and ignored: the library never asks."""
+    options.pop("yes", None)
+    dry_run = bool(options.pop("dry_run", False))
     save_options = {k: options.pop(k) for k in ("lock_timeout",) if k in options}
+    unknown = sorted(set(options) - set(PREPARE_OPTIONS))
+    if unknown:
+        raise UserError(f"record_case: unknown option(s) {', '.join(unknown)} "
+                        f"(known: {', '.join(PREPARE_OPTIONS + ('lock_timeout', 'dry_run'))})")
     prepared = prepare_case(report, **options)
+    if dry_run:
+        case = prepared.case
+        return RecordResult(action="preview", case_id=case.id, path="", kb=prepared.kb.path, kb_source=prepared.kb.source,
+                            title=case.title, pattern=case.pattern, phase=case.phase, occurrences=0,
+                            redactions=prepared.redactions, notes=prepared.notes, case=case.to_dict())
     return save_case(prepared, **save_options)
 
 
