@@ -97,7 +97,8 @@ def test_bad_inputs_exit_2(run_cli, tmp_path):
         "binary.json": (b"\x00\x01\x02\x03", "binary file"),
         "text.json": ("时延 not json".encode("gb18030"), "not valid JSON"),
         "other.json": (b'{"tasks": 1}', "no eager_ms / graph_ms"),
-        "strings.json": (b'{"graph_ms": ["1.0", "2.0"]}', "list of numbers"),
+        "strings.json": (b'{"graph_ms": ["1.0", "2.0"]}', "list of finite numbers"),
+        "nan.json": (b'{"graph_ms": [NaN, 1.0]}', "list of finite numbers"),
     }
     for name, (content, message) in cases.items():
         path = tmp_path / name

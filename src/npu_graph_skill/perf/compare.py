@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 from typing import Any, Dict, List, Optional
 
@@ -87,8 +88,12 @@ def load_bench(path: str) -> Dict[str, Any]:
         values = data.get(f"{mode}_ms")
         if values is None:
             continue
-        if not isinstance(values, list) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-            raise InputError(f"{path}: {mode}_ms must be a list of numbers (milliseconds)")
+        if not isinstance(values, list) or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values):
+            raise InputError(f"{path}: {mode}_ms must be a list of finite numbers (milliseconds)")
+    for section in ("env", "config"):
+        if not isinstance(data.get(section), dict):
+            data[section] = {}  # older or hand-made files: compare the samples, skip the setup check
     return data
 
 

@@ -173,6 +173,18 @@ def read_small_json(path: str, notes: List[str]) -> Optional[Any]:
         return None
 
 
+def _dict(value: Any) -> Dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _number(value: Any) -> Optional[float]:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    return num(value) if isinstance(value, str) else None
+
+
 def read_profiler_info(path: Optional[str], notes: List[str]) -> Dict[str, Any]:
     """Level, rank and versions from profiler_info_{rank}.json (formats reference 4.9)."""
     if not path:
@@ -180,9 +192,9 @@ def read_profiler_info(path: Optional[str], notes: List[str]) -> Dict[str, Any]:
     data = read_small_json(path, notes)
     if not isinstance(data, dict):
         return {}
-    config = data.get("config") or {}
-    experimental = config.get("experimental_config") or {}
-    common = config.get("common_config") or {}
+    config = _dict(data.get("config"))
+    experimental = _dict(config.get("experimental_config"))
+    common = _dict(config.get("common_config"))
     return {
         "file": os.path.basename(path),
         "level": experimental.get("_profiler_level"),
@@ -247,22 +259,24 @@ def read_communication(path: str, notes: List[str]) -> List[Dict[str, Any]]:
         if not isinstance(groups, dict):
             continue
         for group_kind in ("collective", "p2p"):
-            for op_name, info in (groups.get(group_kind) or {}).items():
+            for op_name, info in _dict(groups.get(group_kind)).items():
                 if not isinstance(info, dict) or op_name.startswith("Total Op Info"):
                     continue  # the per-step sum, not an operator
-                time_info = info.get("Communication Time Info") or {}
-                bandwidth = info.get("Communication Bandwidth Info") or {}
-                links = {link: {"size_mb": v.get("Transit Size(MB)"), "bandwidth_gbps": v.get("Bandwidth(GB/s)")}
-                         for link, v in bandwidth.items() if isinstance(v, dict) and (v.get("Transit Size(MB)") or 0) > 0}
-                elapse = time_info.get("Elapse Time(ms)")
-                transit = time_info.get("Transit Time(ms)")
+                time_info = _dict(info.get("Communication Time Info"))
+                bandwidth = _dict(info.get("Communication Bandwidth Info"))
+                links = {link: {"size_mb": _number(v.get("Transit Size(MB)")),
+                                "bandwidth_gbps": _number(v.get("Bandwidth(GB/s)"))}
+                         for link, v in bandwidth.items()
+                         if isinstance(v, dict) and (_number(v.get("Transit Size(MB)")) or 0) > 0}
+                elapse = _number(time_info.get("Elapse Time(ms)"))
+                transit = _number(time_info.get("Transit Time(ms)"))
                 ops.append({
                     "step": step, "kind": group_kind, "op": op_name.split("@")[0],
-                    "elapse_ms": elapse, "transit_ms": transit, "wait_ms": time_info.get("Wait Time(ms)"),
-                    "synchronization_ms": time_info.get("Synchronization Time(ms)"),
-                    "idle_ms": time_info.get("Idle Time(ms)"),
-                    "wait_ratio": time_info.get("Wait Time Ratio"),
-                    "transit_share": (transit / elapse) if isinstance(transit, (int, float)) and elapse else None,
+                    "elapse_ms": elapse, "transit_ms": transit, "wait_ms": _number(time_info.get("Wait Time(ms)")),
+                    "synchronization_ms": _number(time_info.get("Synchronization Time(ms)")),
+                    "idle_ms": _number(time_info.get("Idle Time(ms)")),
+                    "wait_ratio": _number(time_info.get("Wait Time Ratio")),
+                    "transit_share": (transit / elapse) if transit is not None and elapse else None,
                     "links": links,
                 })
     ops.sort(key=lambda o: -(o["elapse_ms"] or 0.0))

@@ -376,7 +376,7 @@ def _findings(report: TraceReport, api_rows: List[Dict[str, Any]]) -> List[Findi
         worst = stalled[0] if stalled else (report.communication[0] if report.communication else None)
         detail_en = f"Not-overlapped communication is {_pct(v['communication_share'])} of the step."
         detail_zh = f"未被掩盖的通信占步时间 {_pct(v['communication_share'])}。"
-        if worst:
+        if worst and worst.get("elapse_ms") is not None:
             detail_en += (f" {worst['op']} ({worst['step']}) took {worst['elapse_ms']:.2f} ms: "
                           f"{_fmt(worst['transit_ms'])} ms moving data, {_fmt(worst['wait_ms'])} ms waiting for peers, "
                           f"{_fmt(worst['idle_ms'])} ms idle (elapse - transit - wait). Most of its time is not data "
