@@ -80,10 +80,13 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
         root_layer, fix_in = layer, "user_code" if layer == "L1" else "torch_npu" if layer == "L2" else "cann_driver"
 
     candidates = [_candidate(s, evidence, lang) for s in ranked[:MAX_CANDIDATES]]
-    candidates.extend(_similar_cases(kb_dir, phase, text, evidence))
-    candidates.sort(key=lambda c: -c.score)
     confidence = _confidence(ranked)
     error_line = _decisive_line(evidence, chain, top)
+    # Recorded cases come after the patterns: they show what fixed a similar error before.
+    candidates.extend(_similar_cases(kb_dir, {
+        "phase": phase, "error": error_line, "novel": top is None,
+        "candidates": [{"id": c.id, "kind": "pattern"} for c in candidates[:1]],
+        "evidence_summary": {"codes": [c["code"] for c in chain]}}))
     drill = locate.drill_down(evidence, messages, knowledge)
     drill.extend(_source_drill_down(source_dir, evidence, messages))
 
@@ -250,10 +253,10 @@ def pattern_stub(evidence: Evidence, phase: str, layer: str, error_line: str) ->
 
 def generalize(line: str) -> str:
     """A literal line → a regex that still matches when numbers, addresses, paths and pids change."""
-    text = re.escape(line.strip()[:200])
-    text = re.sub(r"0x[0-9a-fA-F]+", r"0x[0-9a-f]+", text)
-    text = re.sub(r"\d+", r"\\d+", text)
-    return text
+    parts = re.split(r"(0x[0-9a-fA-F]+|\d+)", line.strip()[:200])
+    return "".join(
+        (r"0x[0-9a-fA-F]+" if part[:2].lower() == "0x" else r"\d+") if index % 2 else re.escape(part)
+        for index, part in enumerate(parts))
 
 
 def _summary(evidence: Evidence, contexts: Dict[str, List[int]], chain: List[Dict[str, Any]]) -> Dict[str, Any]:
@@ -272,24 +275,20 @@ def _summary(evidence: Evidence, contexts: Dict[str, List[int]], chain: List[Dic
     }
 
 
-def _similar_cases(kb_dir: Optional[str], phase: str, text: str, evidence: Evidence) -> List[Candidate]:
-    """Recorded cases that look like this one, as candidates of kind "case" (the case base may be absent)."""
+def _similar_cases(kb_dir: Optional[str], query: Dict[str, Any]) -> List[Candidate]:
+    """Recorded cases like this one, as candidates of kind "case" (the case base may be absent)."""
     try:
-        from npu_graph_skill.cases.store import similar_cases
+        from npu_graph_skill.cases.location import has_cases
     except ImportError:
         return []
     try:
-        hits = similar_cases({"phase": phase, "error": text[:4000], "evidence_summary":
-                              {"codes": [m.code for m in evidence.codes]}}, kb_dir=kb_dir, limit=3)
+        if not has_cases(kb_dir):
+            return []  # nothing recorded: do not pay for importing the search
+        from npu_graph_skill.cases.search import similar_cases
+
+        return [match.to_candidate() for match in similar_cases(query, kb_dir=kb_dir, limit=3)]
     except Exception:  # noqa: BLE001 - a broken case base must never break a diagnosis
         return []
-    out = []
-    for hit in hits or []:
-        data = hit.to_dict() if hasattr(hit, "to_dict") else dict(hit)
-        out.append(Candidate(id=str(data.get("id") or data.get("case_id")), title=str(data.get("title", "")),
-                             score=round(float(data.get("score", 0.0)), 3), phase=str(data.get("phase", "")),
-                             kind="case", evidence=[str(data.get("fix", ""))[:300]] if data.get("fix") else []))
-    return out
 
 
 def _source_drill_down(source_dir: Optional[str], evidence: Evidence, messages: List[MessageHit]) -> List[Dict[str, Any]]:

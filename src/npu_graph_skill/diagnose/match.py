@@ -11,6 +11,7 @@ from typing import Dict, Iterable, List, Optional, Tuple
 
 from npu_graph_skill.core.model import Evidence
 from npu_graph_skill.knowledge.loader import Knowledge, MessageEntry
+from npu_graph_skill.knowledge.prefilter import may_match
 from npu_graph_skill.knowledge.schema import Matcher, Pattern
 
 KNOWN = 0.5  # from this total a pattern counts as a known match
@@ -59,6 +60,8 @@ class EvidenceIndex:
         self.lower_text = "\n".join(evidence.lines).lower()
 
     def search_lines(self, matcher: Matcher) -> int:
+        if not may_match(matcher.literals(), self.lower_text):
+            return 0
         regex = matcher.pattern()
         for number, line in enumerate(self.evidence.lines, start=1):
             if regex.search(line):
@@ -133,15 +136,15 @@ def match_messages(knowledge: Knowledge, evidence: Evidence, lower_text: str) ->
     """torch_npu messages found in the input, most specific first (longest literal)."""
     hits: List[MessageHit] = []
     for entry in knowledge.messages:
-        needle = entry.needle()
-        if len(needle) < 12 or needle not in lower_text:
+        # Short literals are generic texts ("check x fail"); only specific messages anchor a raise site.
+        if entry.specificity() < 12 or not may_match(entry.literals(), lower_text):
             continue
         regex = entry.pattern()
         for number, line in enumerate(evidence.lines, start=1):
             if regex.search(line):
                 hits.append(MessageHit(entry=entry, line=number))
                 break
-    hits.sort(key=lambda h: (-len(h.entry.needle()), h.line))
+    hits.sort(key=lambda h: (-h.entry.specificity(), h.line))
     return hits
 
 

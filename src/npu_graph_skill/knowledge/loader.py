@@ -18,6 +18,7 @@ from typing import Any, Dict, List, Optional
 
 from npu_graph_skill import __version__
 from npu_graph_skill.core.model import Record
+from npu_graph_skill.knowledge.prefilter import required_literals
 from npu_graph_skill.knowledge.schema import (
     Constraint, KnowledgeError, Pattern, parse_constraint, parse_pattern,
 )
@@ -64,13 +65,17 @@ class MessageEntry(Record):
     surface: str
     notes: str
     _compiled: Any = dataclasses.field(default=None, repr=False, compare=False)
-    _needle: Optional[str] = dataclasses.field(default=None, repr=False, compare=False)
+    _literals: Any = dataclasses.field(default=False, repr=False, compare=False)
 
-    def needle(self) -> str:
-        """The longest literal run of the regex, lower-cased: a cheap substring test before the regex."""
-        if self._needle is None:
-            self._needle = max(literal_runs(self.regex), key=len, default="").strip().lower()
-        return self._needle
+    def literals(self) -> Optional[List[str]]:
+        """Texts one of which the message must contain (see `prefilter`)."""
+        if self._literals is False:
+            self._literals = required_literals(self.regex)
+        return self._literals
+
+    def specificity(self) -> int:
+        literals = self.literals()
+        return max((len(x) for x in literals), default=0) if literals else 0
 
     def pattern(self) -> "re.Pattern[str]":
         if self._compiled is None:
@@ -84,40 +89,6 @@ class MessageEntry(Record):
     def to_dict(self) -> Dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if not f.name.startswith("_")}
         return data
-
-
-def literal_runs(regex: str) -> List[str]:
-    """The stretches of a regex that match themselves literally (escapes resolved, classes and
-    quantified characters dropped)."""
-    runs: List[str] = []
-    current: List[str] = []
-    i = 0
-    while i < len(regex):
-        char = regex[i]
-        if char == "\\" and i + 1 < len(regex):
-            nxt = regex[i + 1]
-            if nxt.isalnum():  # \d, \s, \w, \n, backreferences: not literal
-                runs.append("".join(current))
-                current = []
-            else:
-                current.append(nxt)
-            i += 2
-            continue
-        if char in "*+?{" and current:
-            current.pop()  # the quantified character is optional or repeated
-        if char in ".^$*+?{}[]|()":
-            runs.append("".join(current))
-            current = []
-            closer = {"[": "]", "{": "}"}.get(char)
-            if closer:
-                end = regex.find(closer, i + 1)
-                i = end if end > 0 else i
-            i += 1
-            continue
-        current.append(char)
-        i += 1
-    runs.append("".join(current))
-    return [r for r in runs if r]
 
 
 class Knowledge:
@@ -250,14 +221,15 @@ def _messages(root: Path) -> List[MessageEntry]:
             for r in _read_csv(root / "messages.csv")]
 
 
-def build_knowledge(root: Path = KNOWLEDGE_DIR) -> Knowledge:
+def build_knowledge(root: Path = KNOWLEDGE_DIR, strict: bool = False) -> Knowledge:
+    """`strict` also compiles every regex (the knowledge tests do; a normal run compiles on demand)."""
     raw = load_raw_yaml(root)
     patterns: List[Pattern] = []
     for name in sorted(k for k in raw if k.startswith("patterns")):
         entries = raw[name] or []
         if not isinstance(entries, list):
             raise KnowledgeError(f"{name}: must be a list of patterns")
-        patterns.extend(parse_pattern(entry, name) for entry in entries)
+        patterns.extend(parse_pattern(entry, name, strict=strict) for entry in entries)
     seen = set()
     for pattern in patterns:
         if pattern.id in seen:

@@ -11,6 +11,7 @@ import re
 from typing import Any, Dict, List, Optional
 
 from npu_graph_skill.core.model import FIX_IN, LANGS, Record
+from npu_graph_skill.knowledge.prefilter import required_literals
 
 PHASES = ("capture", "replay", "memory", "update", "compile", "environment")
 FAMILY_OF_PHASE = {"capture": "CAP", "replay": "REP", "memory": "MEM", "update": "UPD",
@@ -35,6 +36,13 @@ class Matcher(Record):
     value: str = ""
     phase: str = ""
     _compiled: Any = dataclasses.field(default=None, repr=False, compare=False)
+    _literals: Any = dataclasses.field(default=False, repr=False, compare=False)
+
+    def literals(self) -> Optional[List[str]]:
+        """Texts one of which any match contains; lets a matcher be skipped without compiling it."""
+        if self._literals is False:
+            self._literals = required_literals(self.regex) if self.regex else None
+        return self._literals
 
     def pattern(self) -> "re.Pattern[str]":
         """The compiled regex (case-insensitive), built on first use."""
@@ -125,7 +133,7 @@ def _anchor(where: str, anchor: Any) -> Dict[str, str]:
     return {k: str(v) for k, v in anchor.items()}
 
 
-def _matcher(where: str, raw: Any) -> Matcher:
+def _matcher(where: str, raw: Any, strict: bool) -> Matcher:
     if not isinstance(raw, dict) or raw.get("type") not in MATCHER_TYPES:
         raise KnowledgeError(f"{where}: matcher type must be one of {', '.join(MATCHER_TYPES)}")
     try:
@@ -142,7 +150,7 @@ def _matcher(where: str, raw: Any) -> Matcher:
              "env": "name", "context": "phase"}[matcher.type]
     if not getattr(matcher, needs):
         raise KnowledgeError(f"{where}: a {matcher.type} matcher needs '{needs}'")
-    if matcher.regex:
+    if matcher.regex and strict:
         try:
             matcher.pattern()
         except re.error as exc:
@@ -154,7 +162,7 @@ def _matcher(where: str, raw: Any) -> Matcher:
     return matcher
 
 
-def parse_pattern(raw: Any, source_file: str) -> Pattern:
+def parse_pattern(raw: Any, source_file: str, strict: bool = True) -> Pattern:
     if not isinstance(raw, dict):
         raise KnowledgeError(f"{source_file}: every entry must be a mapping")
     pid = str(raw.get("id", ""))
@@ -176,7 +184,7 @@ def parse_pattern(raw: Any, source_file: str) -> Pattern:
     _bilingual(where, raw.get("verification"), "verification", as_list=True)
     if raw.get("scope") is not None:
         _bilingual(where, raw["scope"], "scope")
-    matchers = [_matcher(where, m) for m in raw.get("matchers") or []]
+    matchers = [_matcher(where, m, strict) for m in raw.get("matchers") or []]
     if not any(m.weight > 0 and m.type in ("message", "code", "api") for m in matchers):
         raise KnowledgeError(f"{where}: needs at least one positive message, code or api matcher")
     anchors = [_anchor(where, a) for a in raw.get("anchors") or []]
