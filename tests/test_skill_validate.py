@@ -131,3 +131,20 @@ def test_an_unreadable_skill_md_is_an_error_not_a_crash(tmp_path):
     path = make_skill(tmp_path, "demo", GOOD.format(name="demo")) / "SKILL.md"
     path.chmod(0)
     assert any("cannot read" in m for m in errors(validate_tree(str(tmp_path))))
+
+
+def test_crlf_line_endings_are_accepted(tmp_path):
+    make_skill(tmp_path, "demo", GOOD.format(name="demo").replace("\n", "\r\n"))
+    assert validate_tree(str(tmp_path)).ok
+
+
+def test_a_gb18030_skill_md_is_reported_as_not_utf8(tmp_path):
+    folder = tmp_path / "demo"
+    folder.mkdir()
+    (folder / "SKILL.md").write_bytes(("---\nname: demo\ndescription: 诊断图模式问题。\n---\n正文\n").encode("gb18030"))
+    assert errors(validate_tree(str(tmp_path))) == ["not valid UTF-8"]
+
+
+def test_a_single_skill_md_path_validates_its_folder(installed):
+    report = validate_tree(str(installed / "npu-graph-skill" / "graph-mode-expert" / "SKILL.md"))
+    assert report.ok and [s.name for s in report.skills] == ["graph-mode-expert"]
