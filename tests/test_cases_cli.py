@@ -218,3 +218,24 @@ def test_diagnose_json_piped_into_record(kb, run_cli, tmp_path, monkeypatch):
     assert case["phase"] == "capture" and case["pattern"].startswith("P-CAP-")
     assert case["layer"]["file"] and case["layer"]["line"] and case["layer"]["function"]
     assert "g.capture_begin()" in case["symptom"] and "LucciC" not in json.dumps(case)
+
+
+def test_record_from_another_command(kb, capsys):
+    """What `diagnose --record` calls: the diagnosed text as symptom, the result on stderr."""
+    import argparse
+
+    from npu_graph_skill.cases.cli import record_from_report
+
+    report = json.loads(pathlib.Path(MEMCPY).read_text(encoding="utf-8"))
+    code = record_from_report(report, argparse.Namespace(yes=True, lang="en"), symptom_text="the pasted text",
+                              stream=sys.stderr)
+    out, err = capsys.readouterr()
+    assert code == 0 and out == "" and "Recorded new case" in err
+    case = yaml_load(next((kb / "cases").glob("*.yaml")))
+    assert case["symptom"] == "the pasted text"
+
+
+def yaml_load(path):
+    import yaml
+
+    return yaml.safe_load(path.read_text(encoding="utf-8"))

@@ -217,14 +217,18 @@ def cmd_record(args: argparse.Namespace) -> int:
     return record_from_report(report, args)
 
 
-def record_from_report(report: Dict[str, Any], args: argparse.Namespace) -> int:
-    """Build, show, confirm (or --yes), optionally edit, save. Also usable by `diagnose --record`:
-    `args` needs the attributes of `kb record` (missing ones take their defaults)."""
+def record_from_report(report: Dict[str, Any], args: argparse.Namespace, symptom_text: Optional[str] = None,
+                       stream: Any = None) -> int:
+    """Build, show, confirm (or --yes), optionally edit, save. Also for `diagnose --record`: `args`
+    may carry any of `kb record`'s attributes (missing ones take their defaults), `symptom_text` is
+    the diagnosed input, `stream` where the result goes (stderr keeps a --json report clean)."""
     from npu_graph_skill.cases.store import prepare_case, save_case
 
     opt = _RecordOptions(args)
     lang = opt.lang
-    prepared = prepare_case(report, kb_dir=opt.kb, redact=opt.redact, symptom=_read_symptom(opt.symptom),
+    stream = stream or sys.stdout
+    symptom = symptom_text if symptom_text is not None else _read_symptom(opt.symptom)
+    prepared = prepare_case(report, kb_dir=opt.kb, redact=opt.redact, symptom=symptom,
                             collect_env=opt.env, tags=opt.tags, reporter=opt.reporter, title=opt.title,
                             verification_result=opt.verified, verification_note=opt.note)
     if opt.edit:
@@ -238,9 +242,9 @@ def record_from_report(report: Dict[str, Any], args: argparse.Namespace) -> int:
     if opt.dry_run:
         if opt.json:
             print(to_json({"action": "preview", "kb": prepared.kb.path, "redactions": prepared.redactions,
-                           "case": prepared.case.to_dict()}))
+                           "case": prepared.case.to_dict()}), file=stream)
         else:
-            print(render_preview(prepared, lang))
+            print(render_preview(prepared, lang), file=stream)
         return 0
     if not opt.yes:
         if not can_ask():
@@ -251,7 +255,7 @@ def record_from_report(report: Dict[str, Any], args: argparse.Namespace) -> int:
             print(t("declined", lang), file=sys.stderr)
             return 0
     result = save_case(prepared)
-    print(to_json(result) if opt.json else render_result(result, lang))
+    print(to_json(result) if opt.json else render_result(result, lang), file=stream)
     return 0
 
 
@@ -265,7 +269,7 @@ class _RecordOptions:
         self.edit = bool(get("edit", False))
         self.dry_run = bool(get("dry_run", False))
         self.redact = bool(get("redact", True))
-        self.symptom = get("symptom") or get("record_symptom")
+        self.symptom = get("symptom")
         self.env = bool(get("env", False))
         self.tags = [x for tag in get("tag", []) or [] for x in str(tag).split(",") if x.strip()]
         self.reporter = get("reporter", "") or ""
