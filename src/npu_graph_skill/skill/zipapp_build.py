@@ -113,10 +113,19 @@ def collect_sources() -> Dict[str, bytes]:
     for name, path in sources:
         with open(path, "rb") as handle:
             entries[name] = handle.read()
-    licence = _pyyaml_licence()
+    licence = _pyyaml_licence() or _read(os.path.join(os.path.dirname(os.path.dirname(npu_graph_skill.__file__)),
+                                                       "licenses", "PyYAML-LICENSE"))  # rebuilt from an unpacked zipapp
     if licence:
         entries["licenses/PyYAML-LICENSE"] = licence
     return entries
+
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return b""
 
 
 def _pyyaml_licence() -> bytes:
