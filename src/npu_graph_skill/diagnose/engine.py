@@ -21,6 +21,7 @@ from npu_graph_skill.knowledge.schema import FAMILY_OF_PHASE
 
 LARGE_INPUT = 1024 * 1024  # above this a log is first reduced to its decisive events
 MAX_CANDIDATES = 5
+MIN_CANDIDATE_SCORE = 0.2  # a lone supporting sign (one frame, one shared code) is not worth listing
 
 
 def diagnose(text: Optional[str] = None, paths: Optional[List[str]] = None, lang: Optional[str] = None,
@@ -79,7 +80,8 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
         layer = classify.detected_layer(evidence, messages[0].entry.layer if messages else "")
         root_layer, fix_in = layer, "user_code" if layer == "L1" else "torch_npu" if layer == "L2" else "cann_driver"
 
-    candidates = [_candidate(s, evidence, lang) for s in ranked[:MAX_CANDIDATES]]
+    shown = [s for s in ranked if s.score >= MIN_CANDIDATE_SCORE] or ranked[:1]
+    candidates = [_candidate(s, evidence, lang) for s in shown[:MAX_CANDIDATES]]
     confidence = _confidence(ranked)
     error_line = _decisive_line(evidence, chain, top)
     # Recorded cases come after the patterns: they show what fixed a similar error before.

@@ -31,6 +31,9 @@ API_RE = re.compile(r"\b((?:aclmdlRI|AclmdlRI|aclrt|Aclrt|aclsk|Aclsk|aclnn|Hccl
 # A bare six-digit number is taken as an ACL/runtime code only in the families graph mode meets, and
 # never where the text says it is something else (a pid, a stream or task id).
 BARE_CODE_RE = re.compile(r"(?<![\w.=:\[/-])((?:1|2|3|5)(?:00|07|45|48|61)\d{3})(?![\w.])")
+# Runtime-internal codes (0x07xxxxxx) are sometimes printed in decimal: "error=117571619" is 0x7020023.
+DECIMAL_INNER_RE = re.compile(r"\b(?:error|ret|retCode|errcode)\s*[=:]\s*(11[7-9]\d{6}|12\d{7}|13[0-4]\d{6})\b", re.IGNORECASE)
+INNER_RANGE = (0x07000000, 0x07FFFFFF)
 NOT_A_CODE_BEFORE = re.compile(r"(pid|PID|stream_id|task_id|serial number|seq_num|id|size|count)[=: ]*$", re.IGNORECASE)
 VERSION_RES = {
     "cann": re.compile(r"\bCANN\b[^\d\n]{0,20}?(\d+\.\d+(?:\.\d+)?(?:[.\-](?:RC|rc|alpha|beta|T)?\d*[\w.\-]*)?)"),
@@ -131,6 +134,10 @@ def _codes(evidence: Evidence, body: str, number: int, seen: Dict[str, int]) -> 
         if code in known or NOT_A_CODE_BEFORE.search(body[:match.start()]):
             continue
         found.append((code, "acl", "mentioned"))
+    for match in DECIMAL_INNER_RE.finditer(body):
+        value = int(match.group(1))
+        if INNER_RANGE[0] <= value <= INNER_RANGE[1]:
+            found.append(("0x%x" % value, "inner", "decimal"))
     for code, kind, context in found:
         evidence.codes.append(CodeMention(code=code, kind=kind, input_line=number, context=context))
         seen.setdefault(code, number)
