@@ -394,3 +394,55 @@ def test_without_the_code_index_the_anchored_lines_are_read_as_written(run_cli, 
     assert code == 0 and excerpt["located_by"] == "line" and excerpt["start"] == 240
     assert excerpt["lines"][0]["text"].startswith("void NPUGraph::capture_begin(")
     assert excerpt["end"] == excerpt["lines"][-1]["line"] < 260  # the file ends before the anchor's 340
+
+
+# -- the on-disk index ---------------------------------------------------------------------------
+
+def test_a_fresh_process_answers_from_the_disk_index(tmp_path, monkeypatch):
+    import npu_graph_skill.expert.ask as ask_module
+
+    monkeypatch.setenv("NPU_GRAPH_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(ask_module, "_INDEX", None)
+    first = ask("图的内存池怎么共享", lang="en", limit=3)
+    files = list(tmp_path.glob("ask-index-*.json"))
+    assert len(files) == 1
+
+    def must_not_load(*_, **__):
+        raise AssertionError("the knowledge was loaded again although the disk index is current")
+
+    monkeypatch.setattr(ask_module, "_INDEX", None)  # as in a new process
+    monkeypatch.setattr(ask_module, "concept_entries", must_not_load)
+    monkeypatch.setattr(ask_module, "_load_knowledge", must_not_load)
+    again = ask("图的内存池怎么共享", lang="en", limit=3)
+    assert again.to_dict() == first.to_dict()
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "other-schema"])
+def test_a_damaged_disk_index_is_rebuilt(tmp_path, monkeypatch, damage):
+    import npu_graph_skill.expert.ask as ask_module
+
+    monkeypatch.setenv("NPU_GRAPH_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(ask_module, "_INDEX", None)
+    ask("capture_begin", lang="en")
+    path = next(tmp_path.glob("ask-index-*.json"))
+    text = path.read_text(encoding="utf-8")
+    path.write_text({"garbage": "\x00not json", "truncated": text[: len(text) // 2],
+                     "other-schema": text.replace('"npu-graph-skill/ask-index/1"', '"other/9"')}[damage], encoding="utf-8")
+    monkeypatch.setattr(ask_module, "_INDEX", None)
+    assert ask("what does capture_begin do internally?", lang="en", limit=1).answers[0].id == "capture-begin"
+    assert json.loads(path.read_text(encoding="utf-8"))["schema"] == "npu-graph-skill/ask-index/1"  # rewritten
+
+
+def test_no_disk_index_when_turned_off_or_unwritable(tmp_path, monkeypatch):
+    import npu_graph_skill.expert.ask as ask_module
+
+    monkeypatch.setenv("NPU_GRAPH_CACHE_DIR", str(tmp_path / "off"))
+    monkeypatch.setenv("NPU_GRAPH_NO_CACHE", "1")
+    monkeypatch.setattr(ask_module, "_INDEX", None)
+    assert ask("capture_begin", lang="en").answers
+    assert not (tmp_path / "off").exists()
+    monkeypatch.delenv("NPU_GRAPH_NO_CACHE")
+    (tmp_path / "file").write_text("not a directory")
+    monkeypatch.setenv("NPU_GRAPH_CACHE_DIR", str(tmp_path / "file"))
+    monkeypatch.setattr(ask_module, "_INDEX", None)
+    assert ask("capture_begin", lang="en").answers  # answers from memory, says nothing

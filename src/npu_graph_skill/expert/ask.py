@@ -51,11 +51,12 @@ class Answer(Record):
     excerpt: Optional[Dict[str, Any]] = None
     detail: Optional[str] = None  # the full text of the entry, with --full
     matched: List[str] = dataclasses.field(default_factory=list)
+    related: List[str] = dataclasses.field(default_factory=list)  # pattern / constraint ids to read next
 
     def to_dict(self) -> Dict[str, Any]:
         data = super().to_dict()
-        for key in ("excerpt", "detail"):
-            if data.get(key) is None:
+        for key in ("excerpt", "detail", "related"):
+            if not data.get(key):
                 data.pop(key)
         return data
 
@@ -85,6 +86,7 @@ class Entry:
     fields: Dict[str, str]
     detail: Dict[str, str] = dataclasses.field(default_factory=dict)
     exact: Tuple[str, ...] = ()  # tokens that name this entry outright (its id, its code)
+    related: List[str] = dataclasses.field(default_factory=list)
 
 
 # --------------------------------------------------------------------------------------------
@@ -119,7 +121,7 @@ def concept_entries() -> List[Entry]:
             kind="concept", id=note.id, title=note.title, snippet=note.summary, anchors=note.anchors,
             fields={"id": note.id.replace("-", " "), "title": _both(note.title), "tags": " ".join(note.tags) + " " + symbols,
                     "summary": _both(note.summary), "body": _both(note.body)},
-            detail=note.body))
+            detail=note.body, related=list(note.related)))
     return entries
 
 
@@ -186,7 +188,7 @@ def constraint_entries(knowledge: Any) -> List[Entry]:
             anchors=_anchor_dicts(getattr(c, "anchors", None)),
             fields={"id": c.id, "title": _both(getattr(c, "title", "")), "tags": "constraint rule " + " ".join(getattr(c, "patterns", None) or []),
                     "body": "\n".join(_both(t) for t in texts)},
-            detail=detail, exact=(c.id.lower(),)))
+            detail=detail, exact=(c.id.lower(),), related=[str(p) for p in getattr(c, "patterns", None) or []]))
     return entries
 
 
@@ -214,30 +216,34 @@ class KnowledgeIndex:
     bm25: BM25Index
     exact: Dict[str, List[int]]
     notes: List[str]
-    fingerprint: Tuple
+    key: str  # digest of the knowledge files and the indexing code
 
 
 _INDEX: Optional[KnowledgeIndex] = None
 
 
-def _knowledge_fingerprint() -> Tuple:
-    """(path, mtime, size) of every shipped knowledge file: the index is valid while these stand."""
-    root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "knowledge")
-    stamp = []
-    for dirpath, dirnames, filenames in os.walk(root):
+def _knowledge_key() -> str:
+    """A digest of (path, mtime, size) of every shipped knowledge file and of the code that turns
+    them into an index: the index (in memory or on disk) is valid while these stand."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    here = os.path.dirname(os.path.abspath(__file__))
+    paths = [os.path.join(here, name) for name in ("ask.py", "retrieval.py")]
+    for dirpath, dirnames, filenames in os.walk(os.path.join(package, "knowledge")):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "__")))
-        for name in sorted(filenames):
-            if name.endswith((".md", ".yaml", ".yml", ".csv", ".json")):
-                path = os.path.join(dirpath, name)
-                try:
-                    st = os.stat(path)
-                except OSError:
-                    continue
-                stamp.append((path, st.st_mtime_ns, st.st_size))
-    return tuple(stamp)
+        paths.extend(os.path.join(dirpath, n) for n in sorted(filenames) if n.endswith((".md", ".yaml", ".yml", ".csv", ".json", ".py")))
+    stamps = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        stamps.append((path, st.st_mtime_ns, st.st_size))
+    from npu_graph_skill.expert import ask_cache
+
+    return ask_cache.digest(stamps)
 
 
-def build_index(entries: Iterable[Entry], notes: Optional[List[str]] = None, fingerprint: Tuple = ()) -> KnowledgeIndex:
+def build_index(entries: Iterable[Entry], notes: Optional[List[str]] = None, key: str = "") -> KnowledgeIndex:
     entries = list(entries)
     bm25 = BM25Index(FIELD_WEIGHTS)
     exact: Dict[str, List[int]] = {}
@@ -245,24 +251,47 @@ def build_index(entries: Iterable[Entry], notes: Optional[List[str]] = None, fin
         bm25.add(str(position), entry.fields)
         for token in entry.exact:
             exact.setdefault(token, []).append(position)
-    return KnowledgeIndex(entries=entries, bm25=bm25, exact=exact, notes=list(notes or []), fingerprint=fingerprint)
+    return KnowledgeIndex(entries=entries, bm25=bm25, exact=exact, notes=list(notes or []), key=key)
+
+
+def _to_state(index: KnowledgeIndex) -> Dict[str, Any]:
+    entries = [{k: v for k, v in dataclasses.asdict(e).items() if k != "fields"} for e in index.entries]
+    return {"entries": entries, "bm25": index.bm25.state(), "exact": index.exact}
+
+
+def _from_state(data: Dict[str, Any], key: str) -> Optional[KnowledgeIndex]:
+    try:
+        entries = [Entry(fields={}, **{**e, "exact": tuple(e.get("exact") or ())}) for e in data["entries"]]
+        return KnowledgeIndex(entries=entries, bm25=BM25Index.from_state(data["bm25"]), exact=dict(data["exact"]),
+                              notes=[], key=key)
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def knowledge_index() -> KnowledgeIndex:
-    """The index over the shipped knowledge, built once per process (and again if files change)."""
+    """The index over the shipped knowledge: from memory, else from the on-disk cache, else built
+    (and cached) — rebuilt whenever a knowledge file changes."""
     global _INDEX
-    fingerprint = _knowledge_fingerprint()
-    if _INDEX is not None and _INDEX.fingerprint == fingerprint:
+    from npu_graph_skill.expert import ask_cache
+
+    key = _knowledge_key()
+    if _INDEX is not None and _INDEX.key == key:
         return _INDEX
-    knowledge, notes = _load_knowledge()
-    entries = concept_entries()
-    if knowledge is not None:
-        for make in (pattern_entries, code_entries, constraint_entries):
-            try:
-                entries.extend(make(knowledge))
-            except Exception as exc:  # noqa: BLE001 - one malformed kind must not sink the others
-                notes.append(f"{make.__name__[:-8]}s skipped ({exc.__class__.__name__}: {exc})")
-    _INDEX = build_index(entries, notes, fingerprint)
+    cached = ask_cache.load(key)
+    index = _from_state(cached, key) if cached else None
+    if index is None:
+        knowledge, notes = _load_knowledge()
+        entries = concept_entries()
+        if knowledge is not None:
+            for make in (pattern_entries, code_entries, constraint_entries):
+                try:
+                    entries.extend(make(knowledge))
+                except Exception as exc:  # noqa: BLE001 - one malformed kind must not sink the others
+                    notes.append(f"{make.__name__[:-8]}s skipped ({exc.__class__.__name__}: {exc})")
+        index = build_index(entries, notes, key)
+        if not notes:  # only a complete index is worth keeping
+            ask_cache.save(key, _to_state(index))
+    _INDEX = index
     return _INDEX
 
 
@@ -336,13 +365,14 @@ def _snippet(texts: Any, lang: str) -> str:
 def _answer(entry: Entry, score: float, matched: List[str], lang: str, full: bool) -> Answer:
     return Answer(kind=entry.kind, id=entry.id, title=pick(entry.title, lang), score=round(score, 3),
                   snippet=_snippet(entry.snippet, lang), anchors=list(entry.anchors),
-                  detail=pick(entry.detail, lang) if full and entry.detail else None, matched=matched)
+                  detail=pick(entry.detail, lang) if full and entry.detail else None, matched=matched,
+                  related=list(entry.related))
 
 
 def _case_answers(question: str, lang: str, limit: int, kb_dir: Optional[str]) -> List[Answer]:
     """Recorded cases from the case knowledge base, when that capability is installed."""
-    try:
-        from npu_graph_skill.cases.store import search_cases
+    try:  # the case base's own search (cases.store.search_cases delegates to it)
+        from npu_graph_skill.cases.search import search_cases
     except ImportError:
         return []
     try:

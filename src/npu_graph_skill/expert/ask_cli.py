@@ -20,7 +20,7 @@ your recorded cases (npu-graph kb), ranked by BM25 over Chinese bigrams and code
 --source DIR (or NPU_GRAPH_SOURCE) is a torch_npu git checkout or an installed torch_npu package.
 
 JSON: {"question", "lang", "answers": [{"kind", "id", "title", "score", "snippet", "anchors",
-       "excerpt"?, "detail"?, "matched"}], "notes", "schema"}
+       "excerpt"?, "detail"?, "related"?, "matched"}], "notes", "schema"}
 exit codes: 0 answered, 1 nothing in the knowledge matches, 2 bad usage or unreadable input
 """
 
@@ -40,6 +40,7 @@ WORDS = {
                    "(capture_begin, graph_task_update_begin) or an error code.",
              "zh": "知识库中没有与该问题匹配的条目。换个说法，或给出 API 名（capture_begin、graph_task_update_begin）或错误码再试。"},
     "more": {"en": "more", "zh": "条未列出"},
+    "related": {"en": "see also", "zh": "相关条目"},
 }
 
 
@@ -129,6 +130,8 @@ def render_text(data: Dict[str, Any], style: Style, max_anchors: int = 4) -> str
             out.extend(f"     - {anchor_text(a)}" for a in anchors[:max_anchors])
             if len(anchors) > max_anchors:
                 out.append(f"     (+{len(anchors) - max_anchors} {_pick(WORDS, 'more', lang)})")
+        if answer.get("related"):
+            out.append(f"   {_pick(WORDS, 'related', lang)}: {', '.join(answer['related'])}")
         if answer.get("detail"):
             out.append("")
             out.extend("   " + line if line else "" for line in answer["detail"].splitlines())

@@ -14,6 +14,7 @@ Tokens:
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -100,6 +101,7 @@ def stem(word: str) -> str:
 _SYNONYMS: Dict[str, str] = {stem(v): stem(k) for k, values in EN_SYNONYM_WORDS.items() for v in values}
 
 
+@functools.lru_cache(maxsize=65536)
 def word_token(word: str) -> str:
     """A plain lower-case word → its index token: stemmed, then folded onto its synonym."""
     token = stem(word)
@@ -110,17 +112,18 @@ ZH_TERMS: Dict[str, Tuple[str, ...]] = {zh: tuple(word_token(w) for w in words) 
 _ZH_MAX_TERM = max(len(term) for term in ZH_TERMS)
 
 
-def _latin_tokens(raw: str) -> List[str]:
+@functools.lru_cache(maxsize=65536)
+def _latin_tokens(raw: str) -> Tuple[str, ...]:
     token = raw.strip(".:+-_")
     if not token:
-        return []
+        return ()
     whole = token.lower()
     out: List[str] = []
     is_plain = whole.isalpha() and (token.islower() or token.isupper() or token[:1].isupper() and token[1:].islower())
     if is_plain:
         if whole not in STOPWORDS and len(whole) > 1:
             out.append(word_token(whole))
-        return out
+        return tuple(out)
     if len(whole) > 1:
         out.append(whole)  # the identifier or code as written
     for segment in _SEGMENT_SPLIT_RE.split(token):  # NPUGraph::capture_begin → NPUGraph, capture_begin
@@ -135,7 +138,7 @@ def _latin_tokens(raw: str) -> List[str]:
                 if len(low) < 2 or low in STOPWORDS or low == whole:
                     continue
                 out.append(word_token(low) if low.isalpha() else low)
-    return list(dict.fromkeys(out))
+    return tuple(dict.fromkeys(out))
 
 
 def _cjk_tokens(run: str) -> List[str]:
@@ -198,6 +201,20 @@ class BM25Index:
 
     def __len__(self) -> int:
         return len(self.keys)
+
+    def state(self) -> Dict[str, object]:
+        """Everything `search` needs, as JSON-ready data (for an on-disk cache)."""
+        return {"field_weights": self.field_weights, "k1": self.k1, "b": self.b, "keys": self.keys,
+                "df": dict(self._df), "tf": self._weighted()}
+
+    @classmethod
+    def from_state(cls, data: Dict[str, object]) -> "BM25Index":
+        index = cls(dict(data["field_weights"]), k1=float(data["k1"]), b=float(data["b"]))  # type: ignore[arg-type]
+        index.keys = list(data["keys"])  # type: ignore[arg-type]
+        index._df = Counter(data["df"])  # type: ignore[arg-type]
+        index._tf = list(data["tf"])  # type: ignore[arg-type]
+        index._fields = [{} for _ in index.keys]
+        return index
 
     def idf(self, token: str) -> float:
         n, df = len(self.keys), self._df.get(token, 0)

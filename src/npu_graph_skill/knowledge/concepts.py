@@ -114,7 +114,7 @@ def parse_note(text: str, name: str = "<note>") -> ConceptNote:
     if not match:
         raise ConceptError(f"{name}: no YAML frontmatter between '---' lines")
     try:
-        meta = yaml.safe_load(match.group(1))
+        meta = yaml.load(match.group(1), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # libyaml when present
     except yaml.YAMLError as exc:
         raise ConceptError(f"{name}: frontmatter is not valid YAML: {exc}".replace("\n", " ")) from None
     if not isinstance(meta, dict):

@@ -1,0 +1,68 @@
+"""The on-disk copy of `ask`'s knowledge index, so that a fresh `npu-graph ask` skips loading and
+tokenizing the whole knowledge base (about two thirds of its run time).
+
+One JSON file per knowledge state under $NPU_GRAPH_CACHE_DIR (default ~/.cache/npu-graph-skill),
+keyed by a digest of the knowledge files and the indexing code; written atomically; any problem
+(unwritable directory, damaged file, another version) just means the index is built in memory.
+NPU_GRAPH_NO_CACHE=1 turns it off.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from typing import Any, Dict, Iterable, Optional
+
+SCHEMA = "npu-graph-skill/ask-index/1"
+PREFIX = "ask-index-"
+
+
+def cache_dir(environ: Optional[Dict[str, str]] = None) -> str:
+    env = os.environ if environ is None else environ
+    explicit = env.get("NPU_GRAPH_CACHE_DIR", "").strip()
+    if explicit:
+        return os.path.expanduser(explicit)
+    base = env.get("XDG_CACHE_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "npu-graph-skill")
+
+
+def digest(stamps: Iterable[Any]) -> str:
+    return hashlib.sha1(repr((SCHEMA, tuple(stamps))).encode("utf-8", "replace")).hexdigest()[:16]
+
+
+def _enabled() -> bool:
+    return os.environ.get("NPU_GRAPH_NO_CACHE", "").strip() not in ("1", "true", "yes")
+
+
+def load(key: str) -> Optional[Dict[str, Any]]:
+    if not _enabled():
+        return None
+    try:
+        with open(os.path.join(cache_dir(), f"{PREFIX}{key}.json"), encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("schema") == SCHEMA and data.get("key") == key else None
+
+
+def save(key: str, data: Dict[str, Any]) -> None:
+    """Write the index for `key` and drop the copies of older knowledge states."""
+    if not _enabled():
+        return
+    folder = cache_dir()
+    try:
+        os.makedirs(folder, exist_ok=True)
+        handle, temp = tempfile.mkstemp(prefix=PREFIX, suffix=".tmp", dir=folder)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                json.dump({"schema": SCHEMA, "key": key, **data}, out, ensure_ascii=False, separators=(",", ":"))
+            os.replace(temp, os.path.join(folder, f"{PREFIX}{key}.json"))
+        finally:
+            if os.path.exists(temp):
+                os.unlink(temp)
+        for name in os.listdir(folder):
+            if name.startswith(PREFIX) and name.endswith(".json") and name != f"{PREFIX}{key}.json":
+                os.unlink(os.path.join(folder, name))
+    except OSError:
+        pass  # a read-only home or a full disk: answer from memory
