@@ -376,8 +376,10 @@ def render_agents(agents: Mapping[str, Any]) -> str:
              "; ".join(entry.get("sources", []))] for key, entry in agents["agents"].items()]
     out += [table(["--agent", "Agent", "project", "user", "来源 Source"], rows), ""]
     out += ["## 注册 MCP 服务 · Registering the MCP server", "",
-            "先确认 `npu-graph mcp --help` 能运行（需要 `pip install 'npu-graph-skill[mcp]'`，Python ≥ 3.10）。",
-            "First check that `npu-graph mcp --help` runs (needs `pip install 'npu-graph-skill[mcp]'`, Python 3.10+).", ""]
+            "先确认 `npu-graph mcp --help` 能运行（需要 `pip install 'npu-graph-skill[mcp]'`，Python ≥ 3.10）；"
+            "`npu-graph mcp --print-config --agent NAME` 直接打印该 Agent 的配置内容（含本机命令的完整路径）。",
+            "First check that `npu-graph mcp --help` runs (needs `pip install 'npu-graph-skill[mcp]'`, Python 3.10+); "
+            "`npu-graph mcp --print-config --agent NAME` prints the agent's configuration with this installation's full command path.", ""]
     for entry in agents["agents"].values():
         out += [f"- **{entry['name']}**: {entry['mcp']['zh']}", f"  {entry['mcp']['en']}"]
     out += ["", "mcpServers JSON（Claude Code 的 .mcp.json、Cursor、Trae 通用）· for Claude Code's .mcp.json, Cursor and Trae:", "",
