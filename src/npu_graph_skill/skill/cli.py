@@ -81,7 +81,7 @@ def run_route(args: argparse.Namespace) -> int:
     }[result.reason]
     print(f"{result.skill}  ({pick(why, lang)})")
     print(f"  {pick(skill.summary, lang)}")
-    print(f"  {pick({'en': 'start with', 'zh': '先执行'}, lang)}: {pick(skill.first_step, lang)}")
+    print(f"  {pick({'en': 'start with', 'zh': '第一步'}, lang)}: {pick(skill.first_step, lang)}")
     ranked = sorted(result.scores.items(), key=lambda item: -item[1])
     print("  " + ", ".join(f"{name} {value:g}" for name, value in ranked))
     return 0
