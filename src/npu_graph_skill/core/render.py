@@ -31,7 +31,7 @@ LABELS: Dict[str, Dict[str, str]] = {
     "candidates": {"en": "Candidates", "zh": "候选模式"},
     "missing": {"en": "Missing materials", "zh": "待补充材料"},
     "drill_down": {"en": "Drill-down", "zh": "调用链下钻"},
-    "consequences": {"en": "Later errors (consequences, not causes)", "zh": "后续报错（结果而非原因）"},
+    "consequences": {"en": "Later errors (not the cause)", "zh": "后续报错（不是原因）"},
     "anchors": {"en": "Source anchors", "zh": "源码锚点"},
     "novel": {"en": "No known pattern fits: this looks new", "zh": "未匹配到已知模式：疑似新问题"},
     "stub": {"en": "Pattern stub to start from", "zh": "可作为新模式起点的草稿"},

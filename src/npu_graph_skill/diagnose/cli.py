@@ -18,6 +18,7 @@ DIAGNOSE_EPILOG = """examples:
   npu-graph diagnose ~/ascend/log/debug/plog   a plog directory (reduced to its decisive events)
   npu-graph diagnose err.txt --json            the JSON contract (phase, layer, root_layer, candidates ...)
   npu-graph diagnose err.txt --md --lang zh    a Chinese Markdown report
+  npu-graph diagnose err.txt --record --yes    ... and record it in the case knowledge base
 
 The report has four sections — overview (error, phase, layer, confidence), root cause, fix (short
 and long term, where), verification — plus the ranked candidate patterns with the lines that
@@ -62,6 +63,9 @@ def _diagnose_parser(subparsers, name, help_text):
     parser.add_argument("--source", metavar="DIR", help="torch_npu source tree for the drill-down (or NPU_GRAPH_SOURCE)")
     parser.add_argument("--kb", metavar="DIR", help="case knowledge base to search for similar cases (or NPU_GRAPH_KB)")
     parser.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
+    parser.add_argument("--record", action="store_true",
+                        help="record the diagnosis in the case knowledge base (asks [Y/n]; see npu-graph kb record)")
+    parser.add_argument("--yes", action="store_true", help="with --record: do not ask")
     _common(parser)
     parser.set_defaults(func=run_diagnose)
     return parser
@@ -73,7 +77,13 @@ def run_diagnose(args) -> int:
     if args.error is None and not args.inputs and sys.stdin.isatty():
         raise UserError("no input: give a file or directory, -e 'error text', or pipe the text in (- for stdin)")
     lang = args.lang or default_lang()
-    report = api.diagnose(text=args.error, paths=None if args.error is not None else (args.inputs or ["-"]),
+    text = args.error
+    if text is None and args.record:
+        # Read the input here so the case can quote the symptom verbatim.
+        from npu_graph_skill.diagnose.engine import read_inputs
+
+        text, _ = read_inputs(args.inputs or ["-"])
+    report = api.diagnose(text=text, paths=None if text is not None else (args.inputs or ["-"]),
                           lang=lang, source_dir=args.source, kb_dir=args.kb)
     if args.json:
         rendered = to_json(report) + "\n"
@@ -86,6 +96,10 @@ def run_diagnose(args) -> int:
 
         rendered = render_text(report, Style(sys.stdout if not args.output else None))
     _emit(rendered, args.output)
+    if args.record:
+        from npu_graph_skill.cases.cli import record_from_report
+
+        return record_from_report(report.to_dict(), args, symptom_text=text, stream=sys.stderr)
     return 0
 
 

@@ -122,8 +122,10 @@ def error_chain(evidence: Evidence, knowledge: Knowledge) -> List[Dict[str, Any]
     what follows is labelled a consequence (by its role) or a later error."""
     chain: List[Dict[str, Any]] = []
     seen = set()
+    public_lines = {m.input_line for m in evidence.codes if m.kind != "inner"}
     for mention in evidence.codes:
-        if mention.code in seen:
+        # An internal code next to a public one is the same error in the runtime's own numbering.
+        if mention.code in seen or (mention.kind == "inner" and mention.input_line in public_lines):
             continue
         seen.add(mention.code)
         role = knowledge.role_of(mention.code)

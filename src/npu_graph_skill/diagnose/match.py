@@ -16,6 +16,7 @@ from npu_graph_skill.knowledge.schema import Matcher, Pattern
 
 KNOWN = 0.5  # from this total a pattern counts as a known match
 FIRST_ERROR_BONUS = 0.1  # for the pattern that explains the earliest decisive line
+SPECIFIC = 0.25  # the least weight of a sign that can make a pattern a candidate on its own
 
 
 @dataclasses.dataclass
@@ -120,7 +121,8 @@ def describe(matcher: Matcher) -> str:
 def rank_patterns(knowledge: Knowledge, index: EvidenceIndex, root_line: int) -> List[PatternScore]:
     """All patterns with a positive score, best first; the first-error rule breaks near-ties."""
     scored = [score_pattern(p, index) for p in knowledge.patterns]
-    scored = [s for s in scored if s.score > 0 and any(w > 0 and not _is_context(d) for d, _, w in s.hits)]
+    # A pattern is considered only when one of its specific signs fired, not just context or a weak hint.
+    scored = [s for s in scored if s.score > 0 and any(w >= SPECIFIC and not _is_context(d) for d, _, w in s.hits)]
     for entry in scored:
         # A pattern that explains the first decisive error beats one that explains a later consequence.
         if root_line and entry.first_line and entry.first_line <= root_line and entry.score >= KNOWN:

@@ -33,7 +33,7 @@ def render_markdown(d: Diagnosis) -> str:
             out.append(f"- **{label(key, lang)}**: {d.root_cause[key]}")
     if d.consequences:
         out.append(f"- **{label('consequences', lang)}**: " + "; ".join(
-            f"`{c['code']}` {c.get('name', '')} (line {c['line']})".strip() for c in d.consequences))
+            f"`{c['code']}` {c.get('name', '')} — {_role(c['role'], lang)} (line {c['line']})" for c in d.consequences))
     out.append(f"\n## 3. {label('fix', lang)}\n")
     out.append(f"- **{label('short_term', lang)}**: {d.fix.get('short_term', '')}")
     out.append(f"- **{label('long_term', lang)}**: {d.fix.get('long_term', '')}")
@@ -89,8 +89,10 @@ def render_text(d: Diagnosis, style: Style) -> str:
     for key in ("direct", "trigger", "scope"):
         if d.root_cause.get(key):
             out.append(f"  {label(key, lang)}: {d.root_cause[key]}")
-    for c in d.consequences:
-        out.append(f"  {style.dim(label('consequences', lang))}: {c['code']} {c.get('name', '')} (line {c['line']})")
+    if d.consequences:
+        out.append(f"  {label('consequences', lang)}:")
+        out.extend(style.dim(f"    {c['code']} {c.get('name', '')} — {_role(c['role'], lang)} (line {c['line']})")
+                   for c in d.consequences)
     out.append("")
     out.append(style.bold(f"[3] {label('fix', lang)}"))
     out.append(f"  {label('short_term', lang)}: {d.fix.get('short_term', '')}")
@@ -116,6 +118,15 @@ def render_text(d: Diagnosis, style: Style) -> str:
         out.append("")
         out.extend(style.dim(f"  note: {n}") for n in d.notes)
     return "\n".join(out) + "\n"
+
+
+ROLES = {"consequence": {"en": "consequence of the first error", "zh": "首个错误的结果"},
+         "noisy": {"en": "repeated noise", "zh": "重复噪声"},
+         "later": {"en": "later error", "zh": "后续错误"}}
+
+
+def _role(role: str, lang: str) -> str:
+    return pick(ROLES.get(role, {"en": role, "zh": role}), lang)
 
 
 def _yaml(data) -> str:

@@ -110,6 +110,19 @@ def format_anchor(anchor: Dict[str, str]) -> str:
 # Validation
 # --------------------------------------------------------------------------------------------
 
+CJK = "\u3000-\u303f\u4e00-\u9fff\uff00-\uffef"
+_FOLDED_SPACE = re.compile(f"(?<=[{CJK}]) (?=[{CJK}])")
+
+
+def tidy_zh(value: Any) -> Any:
+    """YAML folds a line break into a space, which Chinese text does not want between characters."""
+    if isinstance(value, str):
+        return _FOLDED_SPACE.sub("", value)
+    if isinstance(value, list):
+        return [tidy_zh(v) for v in value]
+    return value
+
+
 def _bilingual(where: str, value: Any, name: str, as_list: bool = False) -> None:
     if not isinstance(value, dict) or set(LANGS) - set(value):
         raise KnowledgeError(f"{where}: '{name}' needs both zh and en")
@@ -120,6 +133,7 @@ def _bilingual(where: str, value: Any, name: str, as_list: bool = False) -> None
                 raise KnowledgeError(f"{where}: '{name}.{lang}' must be a non-empty list of texts")
         elif not isinstance(text, str) or not text.strip():
             raise KnowledgeError(f"{where}: '{name}.{lang}' is empty")
+    value["zh"] = tidy_zh(value["zh"])
 
 
 def _anchor(where: str, anchor: Any) -> Dict[str, str]:
