@@ -1,0 +1,160 @@
+"""The log report: the JSON contract of `npu-graph logs --json` and `api.analyze_logs`.
+
+Finding ids (E-/T-/M-) are documented, in zh and en, in `knowledge/log_findings.yaml`.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Dict, List, Optional
+
+from npu_graph_skill.core.model import Record
+
+SCHEMA = "npu-graph-skill/logs/1"
+
+
+@dataclasses.dataclass
+class Where(Record):
+    """A line of the input: which file, which 1-based line, the text as printed."""
+
+    source: str
+    line: int
+    text: str
+    rank: Optional[int] = None
+    time: str = ""
+
+
+@dataclasses.dataclass
+class SourceSummary(Record):
+    name: str
+    rank: Optional[int]
+    bytes: int
+    lines: int
+    layouts: Dict[str, int]  # line layout (formats.py names) → lines seen among the first 200 and the kept ones
+    first_time: str = ""
+    last_time: str = ""
+    notes: List[str] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class CodeName(Record):
+    code: str
+    name: str = ""
+    meaning: str = ""
+
+
+@dataclasses.dataclass
+class ErrorGroup(Record):
+    """E-001 decisive error / E-002 consequence / E-003 benign / E-004 warning: one normalised signature."""
+
+    id: str
+    kind: str  # error | warning
+    role: str  # decisive | consequence | benign | warning
+    signature: str
+    message: str  # the first occurrence's message
+    level: str
+    module: str
+    format: str
+    count: int
+    first_time: str
+    last_time: str
+    first_ts: Optional[float]
+    last_ts: Optional[float]
+    ranks: List[int]
+    sources: List[str]
+    first: Where
+    codes: List[CodeName] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class Consequence(Record):
+    rank: Optional[int]
+    time: str
+    where: Where
+    why: str  # which rule made it a consequence
+    group: str  # signature
+
+
+@dataclasses.dataclass
+class FirstFailure(Record):
+    """E-010: which rank failed first and when, what the others reported afterwards, and the window of lines
+    around the decisive error (verbatim, prefixes kept) for the diagnosis."""
+
+    id: str
+    rank: Optional[int]
+    time: str
+    ts: Optional[float]
+    where: Where
+    message: str
+    signature: str
+    codes: List[CodeName]
+    only_consequences: bool  # no decisive error found: the cause is probably in a log that is missing
+    consequences: List[Consequence]
+    also_failed: List[Consequence]  # the same kind of decisive error, later, on other ranks
+    window_first_line: int
+    window: List[str]
+
+
+@dataclasses.dataclass
+class TimelineStat(Record):
+    """T-00x: durations (seconds) or counts of one lifecycle step, with P50/P99 where there are durations."""
+
+    id: str
+    kind: str  # capture | replay_interval | update | compile | capture_summary | fallback | update_calls
+    source: str  # which lines it comes from: cpp | py | acl | npugraph | vllm | sglang | framework | graph_tree
+    count: int
+    unit: str = "s"
+    total: Optional[float] = None
+    p50: Optional[float] = None
+    p99: Optional[float] = None
+    max: Optional[float] = None
+    ranks: List[int] = dataclasses.field(default_factory=list)
+    examples: List[Where] = dataclasses.field(default_factory=list)
+    note: str = ""
+
+
+@dataclasses.dataclass
+class MemoryFinding(Record):
+    """M-00x: OOM, allocator peaks, memory taken by capture, free memory after capture, allocator retries."""
+
+    id: str
+    kind: str
+    count: int
+    values: Dict[str, Any] = dataclasses.field(default_factory=dict)
+    ranks: List[int] = dataclasses.field(default_factory=list)
+    examples: List[Where] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class Anomaly(Record):
+    """T-101 slow capture / T-102 slow compile / T-103 replay jitter: a number over its threshold."""
+
+    id: str
+    kind: str
+    value: float
+    threshold: float
+    unit: str
+    rank: Optional[int]
+    where: Optional[Where]
+    message: Dict[str, str]  # zh, en
+
+
+@dataclasses.dataclass
+class LogReport(Record):
+    sources: List[SourceSummary]
+    totals: Dict[str, Any]
+    first_failure: Optional[FirstFailure]
+    errors: List[ErrorGroup]
+    warnings: List[ErrorGroup]
+    timeline: List[TimelineStat]
+    memory: List[MemoryFinding]
+    anomalies: List[Anomaly]
+    thresholds: Dict[str, float]
+    filters: Dict[str, Any]
+    notes: List[str] = dataclasses.field(default_factory=list)
+    severity: str = "ok"  # ok | warning | error
+    schema: str = SCHEMA
+
+    @property
+    def exit_code(self) -> int:
+        """0 ran and found nothing severe, 1 found errors or anomalies."""
+        return 1 if self.severity == "error" or self.anomalies else 0

@@ -1,0 +1,754 @@
+"""Streaming scan of one log (or one byte range of a large one) into compact, mergeable results.
+
+Why it is fast: a log of hundreds of MB is almost all DEBUG/INFO noise. The scanner reads blocks of a
+few MB, finds the few lines that can matter with `bytes.find` on the lower-cased block (error, warn,
+npugraph, captur, compil, skipping ...), counts the rest without looking at them, and only then
+decodes and parses the candidates with `formats.parse_line`. Line types that are frequent when
+present at all (glog-level lines, allocator statistics) are searched with one regex per block, and
+only in blocks whose first 256 KB show them. Memory stays bounded by the block size: nothing keeps
+a whole file, every per-signature and per-stream accumulator is capped.
+
+A scan task is picklable so that files and byte ranges of one big file run in parallel processes
+(`analyze.py` merges them in time order).
+"""
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import io
+import math
+import os
+import random
+import re
+import sys
+import zlib
+from collections import Counter
+from typing import IO, Dict, Iterator, List, Optional, Tuple
+
+from npu_graph_skill.core.errors import InputError
+from npu_graph_skill.core.ingest import decode_line, strip_ansi
+from npu_graph_skill.logs import families
+from npu_graph_skill.logs.formats import ParsedLine, extract_codes, make_timestamp, parse_line, parse_time
+
+BLOCK_BYTES = 4 << 20
+MAX_LINE_BYTES = 64 * 1024  # longer lines are cut (as core.ingest does)
+MAX_TEXT = 2000  # characters of a line kept in a finding
+MAX_GROUPS = 4000  # distinct error/warning signatures per task
+MAX_TIMELINE = 20000  # lifecycle events per task
+RESERVOIR = 20000  # replay intervals kept per stream for P50/P99
+SAMPLE_BYTES = 256 * 1024
+TAIL_BYTES = 128 * 1024
+
+# Searched in the lower-cased block; each finds the lines of one family (see families.py).
+# "graph" stands for every lifecycle line: NPUGRAPH/NPUGraph, aclgraph, "Graph capturing finished", "Compiling a graph",
+# "Capture cuda graph end", "skipping cudagraphs" — one pass instead of five (each pass costs ~0.7 ms per MB).
+NEEDLES = (b"error", b"warn", b"graph")
+_GRAPH_WORDS = (b"NPUGRAPH", b"NPUGraph", b"aptur", b"ompil", b"skipping", b"NPUGRAPH-TREE")
+ACL_NEEDLE = b"aclmdlri"  # only while no NPUGRAPH line was seen: the acl artifact is then the only lifecycle source
+_GLOG_LEVEL_SAMPLE = re.compile(rb"\n(?:\[rank\d+\]:)?[VIWEFC]\d{4} \d\d:\d\d:\d\d\.\d{6} ")
+# A literal first character lets the regex engine skip to candidates; the block's first line is checked apart.
+_GLOG_SEVERE = re.compile(rb"\n((?:\[rank\d+\]:)?[EWFC]\d{4} \d\d:\d\d:\d\d\.\d{6} )")
+REPLAY = b"npugraph replay"
+REPLAY_SAMPLE = 4000  # replay lines timed per block
+# Same-length masks: after them "graph" no longer matches replay lines (their message and their source path);
+# every other lifecycle line still says NPUGRAPH/NPUGraph in its message.
+_REPLAY_MASKS = ((REPLAY, b"npugr_ph replay"), (b"npugraph.cpp", b"npugr_ph.cpp"), (b"/graphs.py", b"/gr_phs.py"),
+                 (b"_graph_tree", b"_gr_ph_tree"))
+_REPLAY_GLOG = re.compile(
+    rb"(?:\[rank(\d+)\]:)?[VI](\d{4}) (\d\d):(\d\d):(\d\d)\.(\d{6}) +(\d+) [^\]\n]*\] (?:\[rank:(\d+)\] )?"
+    rb"(?:\[[^\]\n]*\] )*NPUGRAPH Replay")
+_ECODE_START = re.compile(rb"[^\n]{0,200}?\b[EW][0-9A-Z]\d{4}(?::|\[PID)")
+_GLOG_SEVERE_FIRST = re.compile(rb"(?:\[rank\d+\]:)?[EWFC]\d{4} \d\d:\d\d:\d\d\.\d{6} ")
+_ECODE_LINE = re.compile(rb"\n[^\n]{0,200}?(?:\b[EW][0-9A-Z]\d{4}(?::|\[PID)|\[PID: ?\d+\] \d{4}-)")
+_ALLOC_STATS = re.compile(rb"CachingAllocator (?:malloc|free): \w+ = \d+, cached = (\d+), allocated = (\d+)")
+_GLOG_HEAD = re.compile(rb"(?:\[rank(\d+)\]:)?[VI](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{6}) +(\d+) [^\]\n]*\] (?:\[rank:(\d+)\] )?")
+_YEAR_FORMATS = ("plog", "pta_error", "npu_g1", "npu_g2", "cann_ecode")
+
+
+@dataclasses.dataclass
+class ScanTask:
+    """One file, or the byte range [start, end) of one, to scan. Lines belong to the range they start in."""
+
+    index: int
+    name: str
+    path: Optional[str]  # None = stdin
+    start: int = 0
+    end: Optional[int] = None
+    year: int = 0
+    rank: Optional[int] = None  # from the path
+    context: int = 30
+    since: Optional[str] = None  # as the user wrote it; a time without a year takes the log's year
+    until: Optional[str] = None
+    only_rank: Optional[int] = None
+    windows: int = 3
+    block_bytes: int = BLOCK_BYTES
+
+
+@dataclasses.dataclass
+class Event:
+    """A kept line: an error/warning occurrence or a lifecycle/memory marker."""
+
+    source: int
+    line: int  # 1-based within the task; analyze.py adds the lines of earlier ranges
+    offset: int
+    ts: Optional[float]
+    rank: Optional[int]
+    pid: str
+    level: str
+    format: str
+    module: str
+    time: str
+    text: str  # the line as printed, prefixes included
+    message: str
+    codes: List[str] = dataclasses.field(default_factory=list)
+    role: str = ""
+    tag: str = ""
+    family: str = ""
+    value: float = 0.0
+    extra: float = 0.0
+
+
+@dataclasses.dataclass
+class ErrorAcc:
+    """Occurrences of one signature within a task."""
+
+    signature: str
+    kind: str  # error | warning
+    role: str
+    first: Event
+    count: int = 0
+    last_ts: Optional[float] = None
+    last_line: int = 0
+    # rank -> its first occurrence: (ts, line, offset, source, text)
+    per_rank: Dict[Optional[int], Tuple[Optional[float], int, int, int, str]] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass
+class ReplayAcc:
+    """Replays of one process: count, span and a reservoir of the gaps between consecutive replays."""
+
+    family: str
+    rank: Optional[int]
+    count: int = 0
+    first_ts: Optional[float] = None
+    last_ts: Optional[float] = None
+    intervals: List[float] = dataclasses.field(default_factory=list)
+    seen_intervals: int = 0
+    idle: int = 0
+
+
+@dataclasses.dataclass
+class Window:
+    """The lines around one error occurrence, verbatim."""
+
+    offset: int
+    line: int
+    before: List[str]
+    text: str
+    after: List[str]
+
+
+@dataclasses.dataclass
+class TaskResult:
+    index: int
+    start: int
+    lines: int = 0
+    bytes_read: int = 0
+    candidates: int = 0
+    notes: List[str] = dataclasses.field(default_factory=list)
+    errors: Dict[str, ErrorAcc] = dataclasses.field(default_factory=dict)
+    dropped_signatures: int = 0
+    timeline: List[Event] = dataclasses.field(default_factory=list)
+    replays: Dict[tuple, ReplayAcc] = dataclasses.field(default_factory=dict)  # (rank, pid) or (family, rank, pid)
+    alloc_peak: Optional[Tuple[int, int, int, int]] = None  # (peak cached, line offset of it, peak allocated, offset)
+    alloc_lines: int = 0
+    windows: Dict[int, Window] = dataclasses.field(default_factory=dict)  # offset -> window
+    layouts: Counter = dataclasses.field(default_factory=Counter)  # formats of the candidate lines
+    census: Counter = dataclasses.field(default_factory=Counter)  # formats of the first 200 lines
+    first_ts: Optional[float] = None
+    last_ts: Optional[float] = None
+    years: Counter = dataclasses.field(default_factory=Counter)
+    pid_ranks: Dict[str, int] = dataclasses.field(default_factory=dict)  # pid → rank, learnt from lines that print both
+    replays_unsampled: int = 0  # replay lines counted but not timed
+
+
+# --------------------------------------------------------------------------------------------
+# Reading blocks that end at a line boundary.
+# --------------------------------------------------------------------------------------------
+
+def _open(task: ScanTask) -> IO[bytes]:
+    if task.path is None:
+        stream = getattr(sys.stdin, "buffer", None)
+        return stream if stream is not None else io.BytesIO(sys.stdin.read().encode("utf-8", "replace"))
+    try:
+        if task.path.endswith(".gz"):
+            return _SalvagingGzip(gzip.open(task.path, "rb"))
+        return open(task.path, "rb")
+    except IsADirectoryError:
+        raise InputError(f"{task.name}: is a directory, expected a file") from None
+    except PermissionError:
+        raise InputError(f"{task.name}: permission denied") from None
+    except FileNotFoundError:
+        raise InputError(f"{task.name}: no such file or directory") from None
+    except OSError as exc:
+        raise InputError(f"{task.name}: cannot read ({exc.strerror or exc})") from None
+
+
+class _SalvagingGzip:
+    """A gzip reader that, when the stream ends early, first returns what it could decompress and raises
+    EOFError on the next read — so a truncated .gz yields its readable part."""
+
+    PIECE = 16 * 1024  # what a truncated stream can lose at most
+
+    def __init__(self, handle: IO[bytes]):
+        self.handle = handle
+        self.broken: Optional[BaseException] = None
+
+    def read(self, size: int = -1) -> bytes:
+        if self.broken is not None:
+            raise self.broken
+        pieces = []
+        want = size if size and size > 0 else 1 << 62
+        try:
+            while want > 0:
+                piece = self.handle.read(min(self.PIECE, want))
+                if not piece:
+                    break
+                pieces.append(piece)
+                want -= len(piece)
+        except (EOFError, zlib.error, OSError) as exc:
+            if not pieces:
+                raise
+            self.broken = exc
+        return b"".join(pieces)
+
+    def readline(self, size: int = -1) -> bytes:
+        if self.broken is not None:
+            return b""  # the block under way ends here; the next read() reports the break
+        try:
+            return self.handle.readline(size)
+        except (EOFError, zlib.error, OSError) as exc:
+            self.broken = exc
+            return b""
+
+    def close(self) -> None:
+        self.handle.close()
+
+
+def _blocks(handle: IO[bytes], task: ScanTask, result: TaskResult) -> Iterator[Tuple[bytes, int]]:
+    """(block, file offset of its first byte). A block is `block_bytes` read at once, completed to the end of its
+    last line (one copy, no carry); a line longer than a block arrives in pieces, which keeps memory bounded."""
+    pos = task.start
+    if task.start > 0:
+        handle.seek(task.start - 1)
+        if handle.read(1) != b"\n":  # the line under way belongs to the previous range
+            while True:
+                rest = handle.readline(MAX_LINE_BYTES)
+                pos += len(rest)
+                if not rest or rest.endswith(b"\n"):
+                    break
+    end = task.end
+    size = task.block_bytes
+    last = b"\n"
+    while end is None or pos < end:
+        chunk = handle.read(size if end is None else min(size, end - pos))
+        if not chunk:
+            return
+        if not chunk.endswith(b"\n"):
+            rest = handle.readline(size)
+            if rest:
+                chunk += rest
+        result.bytes_read += len(chunk)
+        yield chunk, pos
+        pos += len(chunk)
+        last = chunk
+    while not last.endswith(b"\n"):  # the range ended inside an over-long line: it is ours to the end
+        last = handle.readline(size)
+        if not last:
+            return
+        result.bytes_read += len(last)
+        yield last, pos
+        pos += len(last)
+
+
+# --------------------------------------------------------------------------------------------
+# The scan.
+# --------------------------------------------------------------------------------------------
+
+class _Scanner:
+    def __init__(self, task: ScanTask):
+        self.task = task
+        self.result = TaskResult(index=task.index, start=task.start)
+        self.year = task.year
+        self.last_ts: Optional[float] = None
+        self.lines_before = 0  # newlines before the current block (within the task)
+        self.seen_npugraph = False
+        self.pending: List[Tuple[Window, int]] = []  # windows still waiting for `after` lines
+        self.prev_tail = b""
+        self.rng = random.Random(task.index * 7919 + task.start)
+        self.decisive_windows = 0
+        self.other_windows = 0
+        self.days: Dict[Tuple[int, bytes], float] = {}
+        self.replays_seen = False
+        self.since: Optional[float] = None
+        self.until: Optional[float] = None
+        self.replay_cut = False
+
+    # -- per block ----------------------------------------------------------------------------
+    def block(self, block: bytes, offset: int) -> None:
+        result = self.result
+        if self.pending:
+            self._fill_pending(block)
+        if self.lines_before == 0:
+            self._census(block)
+        low = block.lower()
+        spans: Dict[int, int] = {}
+        error_spans: List[int] = []
+        find = low.find
+        rfind = block.rfind
+        bfind = block.find
+        size = len(block)
+        if self.replays_seen or REPLAY in low[:SAMPLE_BYTES]:
+            low = self._replay_lines(block, low, spans)
+            find = low.find
+        for needle in NEEDLES if self.seen_npugraph else NEEDLES + (ACL_NEEDLE,):
+            hit = find(needle)
+            while hit >= 0:
+                start = rfind(b"\n", 0, hit) + 1
+                end = bfind(b"\n", hit)
+                if end < 0:
+                    end = size
+                if start not in spans:
+                    if needle == b"graph" and find(REPLAY, start, end) >= 0:
+                        hit = find(needle, end)  # a replay line beyond the timed sample: counted already
+                        continue
+                    spans[start] = end
+                    if needle == b"error":
+                        error_spans.append(end)
+                if needle == b"graph" and not self.seen_npugraph and low[hit - 3:hit] == b"npu":
+                    self.seen_npugraph = True
+                hit = find(needle, end)
+        if error_spans:
+            self._error_blocks(block, error_spans, spans)
+        sample = block[:SAMPLE_BYTES]
+        if _GLOG_LEVEL_SAMPLE.search(sample):
+            if _GLOG_SEVERE_FIRST.match(block):
+                end = bfind(b"\n")
+                spans[0] = size if end < 0 else end
+            for match in _GLOG_SEVERE.finditer(block):
+                start = match.start(1)
+                end = bfind(b"\n", start)
+                spans[start] = size if end < 0 else end
+        if b"CachingAllocator" in sample:
+            self._allocator_stats(block, offset)
+        count = block.count
+        line_no = self.lines_before + 1
+        cursor = 0
+        for start in sorted(spans):
+            end = spans[start]
+            if end < 0:
+                continue
+            line_no += count(b"\n", cursor, start)
+            cursor = start
+            self._line(block, start, min(end, start + MAX_LINE_BYTES), offset, line_no)
+        self.lines_before += count(b"\n")
+        result.lines = self.lines_before
+        result.candidates += sum(1 for end in spans.values() if end >= 0)
+        self.prev_tail = block[-TAIL_BYTES:]
+
+    def _error_blocks(self, block: bytes, error_ends: List[int], spans: Dict[int, int]) -> None:
+        """CANN E-code lines of an error block carry no error word (`EL0004: [PID: 553] ... Failed to allocate memory.`):
+        look for them in the few lines after each error line (formats.md §3.1, §3.2)."""
+        size = len(block)
+        for end in error_ends[:200]:
+            for match in _ECODE_LINE.finditer(block, end, min(size, end + 4096)):
+                start = match.start() + 1
+                stop = block.find(b"\n", start)
+                spans.setdefault(start, size if stop < 0 else stop)
+
+    def _census(self, block: bytes) -> None:
+        """Layouts of the first lines, so the report can say what a file holds even when it is all noise."""
+        census = self.result.census
+        year_seen = False
+        for raw in block[:SAMPLE_BYTES].split(b"\n")[:200]:
+            if raw.strip():
+                parsed = parse_line(decode_line(raw).rstrip("\r"), self.year)
+                census[parsed.format] += 1
+                if parsed.pid and parsed.rank is not None:
+                    self.result.pid_ranks.setdefault(parsed.pid, parsed.rank)
+                if not year_seen and parsed.format in _YEAR_FORMATS and parsed.time[:4].isdigit():
+                    year_seen = True  # yearless layouts (vLLM, glog, c10) take the year the log itself prints
+                    self.year = int(parsed.time[:4])
+        task = self.task
+        self.since = parse_time(task.since, self.year) if task.since else None
+        self.until = parse_time(task.until, self.year) if task.until else None
+
+    def _allocator_stats(self, block: bytes, offset: int) -> None:
+        """Peak reserved (cached) and allocated bytes from `PTA CachingAllocator malloc/free` lines (§1.5 memory).
+        `findall` + `map(int, ...)` keep the per-line work in C: these lines can be a third of a +memory log."""
+        found = _ALLOC_STATS.findall(block)
+        if not found:
+            return
+        cached, allocated = zip(*found)
+        peak_c = max(map(int, cached))
+        peak_a = max(map(int, allocated))
+        result = self.result
+        result.alloc_lines += len(found)
+        current = result.alloc_peak or (-1, 0, -1, 0)
+        if peak_c > current[0]:
+            current = (peak_c, offset + max(0, block.find(b"cached = %d," % peak_c)), current[2], current[3])
+        if peak_a > current[2]:
+            current = (current[0], current[1], peak_a, offset + max(0, block.find(b"allocated = %d" % peak_a)))
+        result.alloc_peak = current
+
+    # -- per candidate line ------------------------------------------------------------------
+    def _line(self, block: bytes, start: int, end: int, offset: int, line_no: int) -> None:
+        raw = block[start:end]
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        if not raw:
+            return
+        if b"NPUGRAPH Replay" in raw or b"aclmdlRIExecuteAsync(" in raw:
+            if self._fast_replay(raw):
+                return
+        elif b"rror" not in raw and b"RROR" not in raw and b"arn" not in raw and b"ARN" not in raw:
+            for word in _GRAPH_WORDS:  # found by "graph" only: worth a parse only if it names a lifecycle step
+                if word in raw:
+                    break
+            else:
+                if b"aclmdlRI" not in raw and not _GLOG_SEVERE_FIRST.match(raw) and b"[PID" not in raw and not _ECODE_START.match(raw):
+                    return
+        text = strip_ansi(decode_line(raw))
+        parsed = parse_line(text, self.year)
+        self._observe_time(parsed)
+        task = self.task
+        ts = parsed.timestamp if parsed.timestamp is not None else self.last_ts
+        rank = parsed.rank if parsed.rank is not None else task.rank
+        if rank is None and parsed.pid:
+            rank = self.result.pid_ranks.get(parsed.pid)  # a plog line of a process whose rank other lines told us
+        if task.only_rank is not None and rank != task.only_rank:
+            return
+        if ts is not None and ((self.since is not None and ts < self.since) or (self.until is not None and ts > self.until)):
+            return
+        result = self.result
+        result.layouts[parsed.format] += 1
+        if parsed.pid and parsed.rank is not None and parsed.pid not in result.pid_ranks:
+            result.pid_ranks[parsed.pid] = parsed.rank
+        codes = extract_codes(parsed.message) if parsed.format != "text" or "rror" in text or "esult" in text or "Code" in text else []
+        timeline = families.timeline_event(parsed)
+        if timeline is not None:
+            tag, family, value, extra = timeline
+            if tag == "replay":
+                self._replay(family, rank, parsed.pid, ts)
+            elif len(result.timeline) < MAX_TIMELINE:
+                result.timeline.append(self._event(parsed, text, offset + start, line_no, ts, rank, codes,
+                                                   tag=tag, family=family, value=value, extra=extra))
+            if parsed.level not in families.ERROR_LEVELS and parsed.level != "WARNING":
+                return
+        if families.is_error(parsed, codes):
+            kind = "error"
+        elif families.is_warning(parsed):
+            kind = "warning"
+        else:
+            return
+        role = families.error_role(parsed, codes)
+        if role == "context":
+            return
+        event = self._event(parsed, text, offset + start, line_no, ts, rank, codes, role=role)
+        if kind == "error" and families.is_oom(parsed, codes) and len(result.timeline) < MAX_TIMELINE:
+            result.timeline.append(dataclasses.replace(event, tag="oom", family="memory"))
+        self._group(event, kind, parsed, codes, block, start, end)
+
+    def _observe_time(self, parsed: ParsedLine) -> None:
+        if parsed.timestamp is None:
+            return
+        self.last_ts = parsed.timestamp
+        result = self.result
+        if result.first_ts is None or parsed.timestamp < result.first_ts:
+            result.first_ts = parsed.timestamp
+        if result.last_ts is None or parsed.timestamp > result.last_ts:
+            result.last_ts = parsed.timestamp
+        if parsed.format in _YEAR_FORMATS and parsed.time[:4].isdigit():
+            year = int(parsed.time[:4])
+            result.years[year] += 1
+            self.year = year
+
+    def _fast_replay(self, raw: bytes) -> bool:
+        """Replay lines come by the hundred thousand: read their glog head by position (§1.3 G3 / §1.4 layouts:
+        `V0821 14:02:11.123456 4242 file:line] [rank:0] NPUGRAPH Replay ...`), without a full parse."""
+        head = 0
+        if raw.startswith(b"[rank"):
+            head = raw.find(b"]:") + 2
+            if head < 2:
+                return False
+        if len(raw) < head + 23 or raw[head + 5] != 32 or raw[head + 8] != 58 or raw[head + 14] != 46 or raw[head + 21] != 32:
+            return False
+        try:
+            day = self._day(raw[head + 1:head + 5])
+            ts = (day + int(raw[head + 6:head + 8]) * 3600 + int(raw[head + 9:head + 11]) * 60 + int(raw[head + 12:head + 14])
+                  + int(raw[head + 15:head + 21]) * 1e-6)
+        except (ValueError, TypeError):
+            return False
+        pid_end = raw.find(b" ", head + 22)
+        pid = raw[head + 22:pid_end].decode("ascii", "replace")
+        self.last_ts = ts
+        result = self.result
+        if result.first_ts is None or ts < result.first_ts:
+            result.first_ts = ts
+        if result.last_ts is None or ts > result.last_ts:
+            result.last_ts = ts
+        task = self.task
+        rank = task.rank
+        mark = raw.find(b"[rank:", pid_end)
+        if mark >= 0:
+            close = raw.find(b"]", mark)
+            if raw[mark + 6:close].isdigit():
+                rank = int(raw[mark + 6:close])
+        elif head:
+            rank = int(raw[5:head - 2]) if raw[5:head - 2].isdigit() else rank
+        if task.only_rank is not None and rank != task.only_rank:
+            return True
+        if (self.since is not None and ts < self.since) or (self.until is not None and ts > self.until):
+            return True
+        if rank is not None and pid not in self.result.pid_ranks:
+            self.result.pid_ranks[pid] = rank
+        self._replay("npugraph" if b"NPUGRAPH Replay" in raw else "acl", rank, pid, ts)
+        return True
+
+    def _replay_lines(self, block: bytes, low: bytes, spans: Dict[int, int]) -> bytes:
+        """`NPUGRAPH Replay` lines: all counted, the first REPLAY_SAMPLE of a block timed (enough for P50/P99 of the
+        spacing, and it bounds the cost when replays are most of a +aclgraph log). Where they are dense, they are
+        masked out of the lower-cased block so the "graph" needle does not stop on each of them."""
+        total = low.count(REPLAY)
+        if not total:
+            return low
+        self.replays_seen = True
+        self.seen_npugraph = True
+        heads = []
+        match = _REPLAY_GLOG.match
+        hit = low.find(REPLAY)
+        taken = 0
+        while hit >= 0 and taken < REPLAY_SAMPLE:
+            start = block.rfind(b"\n", 0, hit) + 1
+            end = block.find(b"\n", hit)
+            if end < 0:
+                end = len(block)
+            found = match(block, start, end)
+            if found is not None:
+                heads.append(found.groups())
+                spans[start] = -1  # done: the needle passes skip it
+            else:
+                spans[start] = end  # another layout: the full parse handles it
+            taken += 1
+            hit = low.find(REPLAY, end)
+        if self.replay_cut:  # the previous block was sampled: its last replay is not the one before this block's first
+            for acc in self.result.replays.values():
+                acc.last_ts = None
+        self.replay_cut = taken < total
+        self.result.replays_unsampled += total - taken
+        if heads:
+            self._replay_heads(heads)
+        if total > len(block) // 350:  # dense (a third of the lines or more): masking is cheaper than stopping on each
+            for text, mask in _REPLAY_MASKS:
+                if text in low:
+                    low = low.replace(text, mask)
+        return low
+
+    def _replay_heads(self, heads: List[tuple]) -> None:
+        """(py rank, MMDD, HH, MM, SS, micro, pid, C++ rank) of glog-layout replay lines → replay accumulators.
+        The accumulator update of `_replay` is inlined: this loop runs once per replay line."""
+        task = self.task
+        result = self.result
+        replays = result.replays
+        pid_ranks = result.pid_ranks
+        day = self._day
+        since, until, only = self.since, self.until, task.only_rank
+        ts = None
+        for py_rank, mmdd, hh, mi, ss, us, pid_b, c_rank in heads:
+            try:
+                ts = day(mmdd) + int(hh) * 3600 + int(mi) * 60 + int(ss) + int(us) * 1e-6
+            except ValueError:
+                continue
+            rank_b = c_rank or py_rank
+            rank = int(rank_b) if rank_b else task.rank
+            if only is not None and rank != only:
+                continue
+            if (since is not None and ts < since) or (until is not None and ts > until):
+                continue
+            key = (rank, pid_b)
+            acc = replays.get(key)
+            if acc is None:
+                pid = pid_b.decode("ascii")
+                if rank is not None:
+                    pid_ranks.setdefault(pid, rank)
+                acc = replays[key] = ReplayAcc(family="npugraph", rank=rank)
+                acc.first_ts = ts
+            acc.count += 1
+            previous = acc.last_ts
+            acc.last_ts = ts
+            if previous is not None and ts >= previous:
+                acc.seen_intervals += 1
+                if len(acc.intervals) < RESERVOIR:
+                    acc.intervals.append(ts - previous)
+                else:
+                    slot = self.rng.randrange(acc.seen_intervals)
+                    if slot < RESERVOIR:
+                        acc.intervals[slot] = ts - previous
+        if ts is not None:
+            self.last_ts = ts
+            if result.first_ts is None or ts < result.first_ts:
+                result.first_ts = ts
+            if result.last_ts is None or ts > result.last_ts:
+                result.last_ts = ts
+        result.layouts["npu_g3"] += len(heads)
+
+    def _replay(self, family: str, rank: Optional[int], pid: str, ts: Optional[float]) -> None:
+        key = (family, rank, pid)
+        acc = self.result.replays.get(key)
+        if acc is None:
+            acc = self.result.replays[key] = ReplayAcc(family=family, rank=rank)
+        acc.count += 1
+        if ts is None:
+            return
+        if acc.last_ts is not None:
+            gap = ts - acc.last_ts
+            if gap >= 0:
+                acc.seen_intervals += 1
+                if len(acc.intervals) < RESERVOIR:
+                    acc.intervals.append(gap)
+                else:  # reservoir sampling keeps P50/P99 honest in bounded memory
+                    slot = self.rng.randrange(acc.seen_intervals)
+                    if slot < RESERVOIR:
+                        acc.intervals[slot] = gap
+        if acc.first_ts is None:
+            acc.first_ts = ts
+        acc.last_ts = ts
+
+    def _day(self, mmdd: bytes) -> float:
+        """Seconds at midnight of a glog `MMDD` in the current year (cached: a log spans few days)."""
+        key = (self.year, mmdd)
+        value = self.days.get(key)
+        if value is None:
+            stamp = make_timestamp(self.year, int(mmdd[:2]), int(mmdd[2:]), 0, 0, 0)
+            if stamp is None:
+                raise ValueError(mmdd)
+            value = self.days[key] = stamp
+        return value
+
+    def _event(self, parsed: ParsedLine, text: str, offset: int, line_no: int, ts: Optional[float], rank: Optional[int],
+               codes, **extra) -> Event:
+        return Event(source=self.task.index, line=line_no, offset=offset, ts=ts, rank=rank, pid=parsed.pid,
+                     level=parsed.level, format=parsed.format, module=parsed.module, time=parsed.time,
+                     text=text[:MAX_TEXT], message=parsed.message[:MAX_TEXT], codes=[c.code for c in codes], **extra)
+
+    def _group(self, event: Event, kind: str, parsed: ParsedLine, codes, block: bytes, start: int, end: int) -> None:
+        result = self.result
+        sig = kind[0] + "|" + families.signature(parsed, codes)
+        acc = result.errors.get(sig)
+        if acc is None:
+            if len(result.errors) >= MAX_GROUPS:
+                result.dropped_signatures += 1
+                return
+            acc = result.errors[sig] = ErrorAcc(signature=sig, kind=kind, role=event.role, first=event)
+        acc.count += 1
+        acc.last_ts = event.ts
+        acc.last_line = event.line
+        if event.rank not in acc.per_rank:
+            acc.per_rank[event.rank] = (event.ts, event.line, event.offset, event.source, event.text)
+        if kind == "error":
+            if event.role == "decisive" and self.decisive_windows < self.task.windows:
+                self.decisive_windows += 1
+                self._window(event, block, start, end)
+            elif event.role == "consequence" and self.other_windows < 2:
+                self.other_windows += 1
+                self._window(event, block, start, end)
+
+    # -- context windows ---------------------------------------------------------------------
+    def _window(self, event: Event, block: bytes, start: int, end: int) -> None:
+        context = self.task.context
+        head = block[max(0, start - TAIL_BYTES):start]
+        if start < TAIL_BYTES and head.count(b"\n") < context + 1:
+            head = self.prev_tail + head
+        before = [_text(raw) for raw in head.split(b"\n")[:-1][-context:]] if context else []
+        stop = end + 1 + TAIL_BYTES
+        after = [_text(raw) for raw in block[end + 1:stop].split(b"\n")[:-1][:context]] if context else []
+        window = Window(offset=event.offset, line=event.line, before=before, text=event.text, after=after)
+        self.result.windows[event.offset] = window
+        if len(after) < context and stop >= len(block):
+            self.pending.append((window, context - len(after)))
+
+    def _fill_pending(self, block: bytes) -> None:
+        """Give the windows opened near the end of the previous block their `after` lines."""
+        lines = block[:TAIL_BYTES].split(b"\n")[:-1]
+        still = []
+        for window, need in self.pending:
+            got = lines[:need]
+            window.after.extend(_text(raw) for raw in got)
+            if len(got) < need and len(block) <= TAIL_BYTES:
+                still.append((window, need - len(got)))
+        self.pending = still
+
+
+def _text(raw: bytes) -> str:
+    if len(raw) > MAX_LINE_BYTES:
+        raw = raw[:MAX_LINE_BYTES]
+    return strip_ansi(decode_line(raw)).rstrip("\r")[:MAX_TEXT]
+
+
+def scan_task(task: ScanTask) -> TaskResult:
+    """Scan one file or range. Raises InputError for an unreadable or binary input; a truncated .gz keeps
+    what was read and says so in `notes`."""
+    scanner = _Scanner(task)
+    result = scanner.result
+    handle = _open(task)
+    first = task.start == 0
+    try:
+        for block, offset in _blocks(handle, task, result):
+            if first:
+                first = False
+                if b"\x00" in block[:8192]:
+                    raise InputError(f"{task.name}: binary file, expected text (a log)")
+            scanner.block(block, offset)
+        if scanner.pending and task.end is not None:
+            # the last windows of a range look past its end for their `after` lines
+            extra = handle.read(TAIL_BYTES)
+            if extra:
+                scanner._fill_pending(extra)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        note = f"{task.name}: compressed stream ends early ({exc.__class__.__name__}); read {result.lines} lines before it"
+        if result.lines == 0 and not result.candidates:
+            raise InputError(note) from None
+        result.notes.append(note)
+    except IsADirectoryError:
+        raise InputError(f"{task.name}: is a directory, expected a file") from None
+    except OSError as exc:
+        if isinstance(exc, PermissionError):
+            raise InputError(f"{task.name}: permission denied") from None
+        raise InputError(f"{task.name}: cannot read ({exc.strerror or exc})") from None
+    finally:
+        if task.path is not None:
+            handle.close()
+    if result.dropped_signatures:
+        result.notes.append(f"{task.name}: more than {MAX_GROUPS} distinct error signatures; "
+                            f"{result.dropped_signatures} occurrences of later ones were counted only in totals")
+    return result
+
+
+def percentile(values: List[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..100) of a non-empty list."""
+    ordered = sorted(values)
+    if not ordered:
+        return math.nan
+    rank = max(1, int(math.ceil(q / 100.0 * len(ordered))))
+    return ordered[min(rank, len(ordered)) - 1]
+
+
+def file_year(path: Optional[str]) -> int:
+    """The year assumed for lines that print none: the file's modification year (stdin: this year)."""
+    import time as _time
+
+    try:
+        stamp = os.path.getmtime(path) if path else _time.time()
+    except OSError:
+        stamp = _time.time()
+    return _time.localtime(stamp).tm_year
