@@ -92,7 +92,11 @@ def reduce_for_diagnosis(sources: List[TextSource], context: int = 30) -> Tuple[
         source_i = order.get(failure.where.source, 0)
         window_range = (source_i, failure.window_first_line, failure.window_first_line + len(failure.window) - 1)
         pieces.append((source_i, failure.window_first_line, list(failure.window)))
+    benign = 0
     for group in report.errors:
+        if group.role == "benign":  # self-declared harmless: it would only mislead the diagnosis
+            benign += 1
+            continue
         source_i = order.get(group.first.source, 0)
         if window_range and source_i == window_range[0] and window_range[1] <= group.first.line <= window_range[2]:
             continue
@@ -105,6 +109,9 @@ def reduce_for_diagnosis(sources: List[TextSource], context: int = 30) -> Tuple[
              + (f" (the {len(failure.window)} lines around the first decisive error"
                 f"{'' if failure.rank is None else f' on rank {failure.rank}'}, and the first line of "
                 f"{len(pieces) - 1} other error signature{'s' if len(pieces) != 2 else ''})" if failure else "")]
+    if benign:
+        notes.append(f"left out {benign} benign error signature{'s' if benign != 1 else ''} "
+                     f"(messages torch_npu declares harmless, e.g. the allocator's retry)")
     notes.extend(report.notes)
     return "\n".join(lines), notes
 

@@ -57,7 +57,7 @@ def error_role(parsed: ParsedLine, codes: List[CodeHit]) -> str:
     for text in _CONSEQUENCE_TEXT:
         if text in message:
             return "consequence"
-    if parsed.format == "plog" and not _ERRORISH.search(_LEADING_TAGS.sub("", message)):
+    if parsed.format == "plog" and not codes and not _ERRORISH.search(_LEADING_TAGS.sub("", message)):
         # a row of a multi-line plog payload (tables, TaskException details: formats.md §2.2), not an error of its own
         return "context"
     return "decisive"

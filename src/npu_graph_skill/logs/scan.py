@@ -290,6 +290,8 @@ class _Scanner:
         self.other_windows = 0
         self.days: Dict[Tuple[int, bytes], float] = {}
         self.replays_seen = False
+        self.mid_line = False
+        self.cut_lines = 0
         self.since: Optional[float] = None
         self.until: Optional[float] = None
         self.replay_cut = False
@@ -303,6 +305,9 @@ class _Scanner:
             self._census(block)
         low = block.lower()
         spans: Dict[int, int] = {}
+        if self.mid_line:  # the block continues a line longer than a block: that piece was cut, not scanned
+            spans[0] = -1
+        self.mid_line = not block.endswith(b"\n")
         error_spans: List[int] = []
         find = low.find
         rfind = block.rfind
@@ -350,6 +355,11 @@ class _Scanner:
                 continue
             line_no += count(b"\n", cursor, start)
             cursor = start
+            if end - start > MAX_LINE_BYTES:
+                self.cut_lines += 1
+                if self.cut_lines == 1:
+                    self.result.notes.append(f"{self.task.name}:{line_no}: line longer than {MAX_LINE_BYTES // 1024} KB; "
+                                             f"only its first {MAX_LINE_BYTES // 1024} KB were read")
             self._line(block, start, min(end, start + MAX_LINE_BYTES), offset, line_no)
         self.lines_before += count(b"\n")
         result.lines = self.lines_before
