@@ -77,15 +77,40 @@ def ask(question: str, lang: Optional[str] = None, source_dir: Optional[str] = N
 
 
 def locate_symbol(symbol: str, source_dir: Optional[str] = None):
+    """Every definition of `symbol` (`NPUGraph::capture_begin`, `graphs.py:capture_begin`) in the
+    torch_npu tree at `source_dir` (or $NPU_GRAPH_SOURCE): file, line range, signature."""
     from npu_graph_skill.expert.code import locate_symbol as run
 
     return run(symbol, source_dir=source_dir)
 
 
 def find_raise_site(message: str, source_dir: Optional[str] = None):
+    """Where a pasted message (concrete values, traceback and ERR suffix allowed) is raised,
+    warned or logged in the tree, best match first, with the enclosing function's range."""
     from npu_graph_skill.expert.code import find_raise_site as run
 
     return run(message, source_dir=source_dir)
+
+
+def code_index(source_dir: Optional[str] = None, rebuild: bool = False):
+    """Build or refresh the cached source index; its counts, timings and cache path."""
+    from npu_graph_skill.expert.code import code_index as run
+
+    return run(source_dir, rebuild=rebuild)
+
+
+def show_code(spec: str, source_dir: Optional[str] = None, context: int = 3):
+    """Numbered source lines: `FILE:START-END`, `FILE:LINE` (with context) or a symbol."""
+    from npu_graph_skill.expert.code import show_code as run
+
+    return run(spec, source_dir=source_dir, context=context)
+
+
+def verify_anchors(source_dir: Optional[str] = None, kb_dir: Optional[str] = None, messages_csv: Optional[str] = None):
+    """Check the knowledge base's file:line anchors against the tree: ok / moved / changed / vanished ..."""
+    from npu_graph_skill.expert.code import verify_anchors as run
+
+    return run(source_dir, kb_dir=kb_dir, messages_csv=messages_csv)
 
 
 # --- performance -----------------------------------------------------------------------------

@@ -1,0 +1,1 @@
+from .fake_graphs import NPUGraph, graph, make_graphed_callables
