@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 from typing import Dict, List, Optional, Tuple
 
 from npu_graph_skill.expert.source_model import (
@@ -242,7 +243,9 @@ def scan_python(text: str) -> Tuple[List[FunctionDef], List[Site], str, List[lis
     """(functions, sites, error, helper calls). On a syntax error: a token-based scan (definitions,
     simple raises)."""
     try:
-        tree = ast.parse(text)
+        with warnings.catch_warnings():  # the scanned file's invalid escapes are not the user's concern
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         functions, sites = _fallback_scan(text)
         return functions, sites, f"{exc.__class__.__name__}: {getattr(exc, 'msg', exc)} (scanned by tokens)", []
