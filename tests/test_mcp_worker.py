@@ -107,3 +107,15 @@ def test_an_unexpected_exception_is_one_line_with_its_class(monkeypatch, capsys)
     reply = worker.call("perf_trace", {})
     assert reply["kind"] == "internal" and reply["message"].startswith("KeyError")
     assert "Traceback" in capsys.readouterr().err  # the details go to the server's log
+
+
+def test_a_worker_whose_server_is_gone_still_stops_after_the_limit():
+    """The server kills a late worker; if the server itself died, the worker's own alarm does it."""
+    code = ("import time, npu_graph_skill.api as api\n"
+            "api.diagnose = lambda **kwargs: time.sleep(30)\n"
+            "from npu_graph_skill.mcp import worker\nraise SystemExit(worker.main())\n")
+    request = json.dumps({"function": "diagnose", "kwargs": {}, "time_limit": 0.5}).encode()
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", code], input=request, capture_output=True, timeout=60)
+    assert done.returncode != 0 and done.stdout == b""
+    assert time.monotonic() - started < 10

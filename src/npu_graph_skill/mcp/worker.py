@@ -6,7 +6,7 @@ started are killed at the limit, which a thread cannot offer), a crash or a runa
 cannot take the server down, and nothing the capability prints can reach the protocol channel.
 
 Request on the child's stdin, reply on its stdout, both one JSON object:
-    {"function": "diagnose", "kwargs": {...}}
+    {"function": "diagnose", "kwargs": {...}, "time_limit": 300}
     {"ok": true, "result": {...}}  |  {"ok": false, "kind": "input|missing|internal", "message": "..."}
 
 Standard library only.
@@ -35,7 +35,7 @@ def run_in_worker(function: str, kwargs: Dict[str, Any], time_limit: float,
     """The child's reply (see the module docstring). Raises WorkerError on timeout or crash."""
     if function not in FUNCTIONS:
         raise ValueError(f"not a worker function: {function}")
-    payload = json.dumps({"function": function, "kwargs": kwargs}).encode("utf-8")
+    payload = json.dumps({"function": function, "kwargs": kwargs, "time_limit": time_limit}).encode("utf-8")
     process = subprocess.Popen(
         [python or sys.executable, "-m", "npu_graph_skill.mcp.worker"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -131,12 +131,20 @@ def plain(value: Any) -> Any:
     return to_plain(value)
 
 
+def _backstop(time_limit: Any) -> None:
+    """If the server dies while waiting (and so can no longer kill us), SIGALRM ends the call soon after
+    the limit anyway: its default action terminates the process."""
+    if isinstance(time_limit, (int, float)) and time_limit > 0 and hasattr(signal, "setitimer"):
+        signal.setitimer(signal.ITIMER_REAL, time_limit + min(5.0, time_limit))
+
+
 def main() -> int:
     reply_channel = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)  # anything printed by a capability lands on stderr, never inside the reply
     sys.stdout = sys.stderr
     try:
         request = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+        _backstop(request.get("time_limit"))
         reply = call(str(request["function"]), dict(request.get("kwargs") or {}))
     except (ValueError, KeyError, TypeError) as exc:
         reply = {"ok": False, "kind": "internal", "message": f"bad worker request: {exc}"}
