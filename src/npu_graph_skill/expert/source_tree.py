@@ -37,25 +37,37 @@ class SourceTree(Record):
     commit: str = ""  # full commit when known (git checkout, or a package's git_version)
 
     def walk(self) -> Iterator[Tuple[str, str, os.stat_result]]:
-        """(relative path, language, stat) of every indexable file, sorted."""
-        tops = [os.path.join(self.root, d) for d in self.include] if self.include else [self.root]
+        """(relative path, language, stat) of every indexable file, sorted by directory."""
+        tops = list(self.include) if self.include else [""]
         for top in tops:
-            if not os.path.isdir(top):
+            yield from _scan_dir(self.root, top)
+
+
+def _scan_dir(root: str, rel_dir: str) -> Iterator[Tuple[str, str, os.stat_result]]:
+    # os.scandir and string joins: this runs on every query (to spot changed files), so it stays lean
+    try:
+        entries = sorted(os.scandir(os.path.join(root, rel_dir) if rel_dir else root), key=lambda e: e.name)
+    except OSError:
+        return
+    prefix = rel_dir + "/" if rel_dir else ""
+    subdirs = []
+    for entry in entries:
+        try:
+            is_dir = entry.is_dir(follow_symlinks=False)
+        except OSError:
+            continue
+        if is_dir:
+            if _keep_dir(rel_dir, entry.name):
+                subdirs.append(prefix + entry.name)
+            continue
+        lang = language_of(entry.name)
+        if lang:
+            try:
+                yield prefix + entry.name, lang, entry.stat()
+            except OSError:
                 continue
-            for dirpath, dirnames, filenames in os.walk(top):
-                rel_dir = os.path.relpath(dirpath, self.root)
-                dirnames[:] = sorted(d for d in dirnames if _keep_dir(rel_dir, d))
-                for filename in sorted(filenames):
-                    lang = language_of(filename)
-                    if not lang:
-                        continue
-                    full = os.path.join(dirpath, filename)
-                    try:
-                        st = os.stat(full)
-                    except OSError:
-                        continue
-                    rel = os.path.relpath(full, self.root).replace(os.sep, "/")
-                    yield rel, lang, st
+    for sub in subdirs:
+        yield from _scan_dir(root, sub)
 
 
 def language_of(filename: str) -> str:
@@ -70,8 +82,7 @@ def language_of(filename: str) -> str:
 def _keep_dir(rel_dir: str, name: str) -> bool:
     if name.startswith(".") or name in SKIP_DIRS or name.endswith((".egg-info", ".dist-info")):
         return False
-    parent = rel_dir.replace(os.sep, "/").strip("./")
-    if parent.endswith("third_party") or parent == "third_party":
+    if rel_dir == "third_party" or rel_dir.endswith("/third_party"):
         return name in THIRD_PARTY_KEEP
     return True
 
