@@ -235,3 +235,19 @@ def test_every_emitted_finding_id_is_documented(two_ranks, shared_data):
     assert set(re.findall(r'"([ETM]-\d{3})"', source)) <= set(documented)
     for entry in documented.values():
         assert entry["title"]["zh"] and entry["description"]["en"]
+
+
+def test_glog_error_lines_without_an_error_word(tmp_path):
+    """G3 / torch formatter lines say their level in one letter: an `E`/`W` line is found even when its text has no
+    'error' or 'warn' in it (formats.md §1.3, §1.4)."""
+    lines = [f"V0821 14:02:{i % 60:02d}.000000 4242 torch_npu/csrc/core/npu/NPUQueue.cpp:242] [rank:0] Enqueue: start, "
+             f"aclnnAdd, device = 0, write_idx = {i}, read_idx = {i}, status = 0" for i in range(3000)]
+    lines.insert(1500, "E0821 14:02:30.500000 4242 torch_npu/csrc/core/npu/NPUQueue.cpp:250] [rank:0] "
+                       "MakeSureQueueEmpty: the queue got stuck, device = 0")
+    lines.insert(2500, "[rank1]:W0821 14:02:40.000000 4243 torch_npu/npu/_graph_tree.py:2072] [0/0] [__cudagraphs] "
+                       "mutated inputs (2 instances)")
+    path = _write(tmp_path / "g3.log", "\n".join(lines) + "\n")
+    report = analyze_logs([str(path)])
+    assert [g.message for g in report.errors] == ["MakeSureQueueEmpty: the queue got stuck, device = 0"]
+    assert report.errors[0].first.line == 1501 and report.errors[0].ranks == [0]
+    assert [(w.message, w.ranks) for w in report.warnings] == [("mutated inputs (2 instances)", [1])]

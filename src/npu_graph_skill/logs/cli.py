@@ -89,7 +89,6 @@ class _Progress:
 def run(args: argparse.Namespace) -> int:
     from npu_graph_skill import api
     from npu_graph_skill.core.render import Style, default_lang, to_json
-    from npu_graph_skill.logs.report import render_markdown, render_text
 
     if args.context < 0:
         raise UserError("--context must be 0 or more")
@@ -105,7 +104,10 @@ def run(args: argparse.Namespace) -> int:
     lang = args.lang or default_lang()
     if args.json:
         print(to_json(report))
-    elif args.md:
+        return report.exit_code
+    from npu_graph_skill.logs.report import render_markdown, render_text
+
+    if args.md:
         sys.stdout.write(render_markdown(report, lang, summary=args.summary))
     else:
         sys.stdout.write(render_text(report, lang, summary=args.summary, style=Style(sys.stdout)))

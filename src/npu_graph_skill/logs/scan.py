@@ -40,20 +40,29 @@ SAMPLE_BYTES = 256 * 1024
 TAIL_BYTES = 128 * 1024
 
 # Searched in the lower-cased block; each finds the lines of one family (see families.py).
-# "graph" stands for every lifecycle line: NPUGRAPH/NPUGraph, aclgraph, "Graph capturing finished", "Compiling a graph",
-# "Capture cuda graph end", "skipping cudagraphs" — one pass instead of five (each pass costs ~0.7 ms per MB).
-NEEDLES = (b"error", b"warn", b"graph")
+# One folded needle instead of three passes (each pass over a block costs ~0.7 ms per MB): the translation lower-cases
+# the block and maps w,g→e a→r n,p→o, so "error", "warn" and "graph" all contain "erro" (as do a few words such as
+# "learn" or "wrap", which the line filter in `_line` drops). "graph" stands for every lifecycle line: NPUGRAPH/NPUGraph,
+# "Graph capturing finished", "Compiling a graph", "Capture cuda graph end", "skipping cudagraphs".
+_FOLDED_LETTERS = {ord("w"): ord("e"), ord("g"): ord("e"), ord("a"): ord("r"), ord("n"): ord("o"), ord("p"): ord("o")}
+FOLD = bytes(_FOLDED_LETTERS.get(c | 0x20, c | 0x20) if 65 <= c <= 90 else _FOLDED_LETTERS.get(c, c) for c in range(256))
+NEEDLES = (b"erro",)
 _GRAPH_WORDS = (b"NPUGRAPH", b"NPUGraph", b"aptur", b"ompil", b"skipping", b"NPUGRAPH-TREE")
-ACL_NEEDLE = b"aclmdlri"  # only while no NPUGRAPH line was seen: the acl artifact is then the only lifecycle source
+# Only while no NPUGRAPH line was seen: the acl artifact's `[ACL CALL] aclmdlRI...` lines are then the lifecycle source.
+FOLDED_ACL = b"aclmdlri".translate(FOLD)
 _GLOG_LEVEL_SAMPLE = re.compile(rb"\n(?:\[rank\d+\]:)?[VIWEFC]\d{4} \d\d:\d\d:\d\d\.\d{6} ")
 # A literal first character lets the regex engine skip to candidates; the block's first line is checked apart.
-_GLOG_SEVERE = re.compile(rb"\n((?:\[rank\d+\]:)?[EWFC]\d{4} \d\d:\d\d:\d\d\.\d{6} )")
-REPLAY = b"npugraph replay"
-REPLAY_SAMPLE = 4000  # replay lines timed per block
-# Same-length masks: after them "graph" no longer matches replay lines (their message and their source path);
+_GLOG_SEVERE = re.compile(rb"\n()[EWFC][01]\d[0-3]\d \d\d:")
+_GLOG_SEVERE_RANKED = re.compile(rb"\n()\[rank\d+\]:[EWFC][01]\d[0-3]\d \d\d:")  # torch's formatter under torchrun
+_RANKED_SAMPLE = re.compile(rb"\n\[rank\d+\]:[VIWEFC]\d{4} ")
+FOLDED_REPLAY = b"npugraph replay".translate(FOLD)
+REPLAY_SAMPLE = 500  # replay lines timed per block (P50/P99 of the spacing need no more)
+REPLAY_DENSE = 350  # a block with more than one replay line per this many bytes is handled by `_dense_replays`
+# Same-length masks: after them the needle no longer matches replay lines (their message and their source path);
 # every other lifecycle line still says NPUGRAPH/NPUGraph in its message.
-_REPLAY_MASKS = ((REPLAY, b"npugr_ph replay"), (b"npugraph.cpp", b"npugr_ph.cpp"), (b"/graphs.py", b"/gr_phs.py"),
-                 (b"_graph_tree", b"_gr_ph_tree"))
+_REPLAY_MASKS = tuple((text.translate(FOLD), mask) for text, mask in (
+    (b"npugraph replay", b"_______________"), (b"npugraph.cpp", b"____________"), (b"/graphs.py", b"__________"),
+    (b"_graph_tree", b"___________")))
 _REPLAY_GLOG = re.compile(
     rb"(?:\[rank(\d+)\]:)?[VI](\d{4}) (\d\d):(\d\d):(\d\d)\.(\d{6}) +(\d+) [^\]\n]*\] (?:\[rank:(\d+)\] )?"
     rb"(?:\[[^\]\n]*\] )*NPUGRAPH Replay")
@@ -303,20 +312,23 @@ class _Scanner:
             self._fill_pending(block)
         if self.lines_before == 0:
             self._census(block)
-        low = block.lower()
+        folded = block.translate(FOLD)
         spans: Dict[int, int] = {}
         if self.mid_line:  # the block continues a line longer than a block: that piece was cut, not scanned
             spans[0] = -1
         self.mid_line = not block.endswith(b"\n")
         error_spans: List[int] = []
-        find = low.find
         rfind = block.rfind
         bfind = block.find
         size = len(block)
-        if self.replays_seen or REPLAY in low[:SAMPLE_BYTES]:
-            low = self._replay_lines(block, low, spans)
-            find = low.find
-        for needle in NEEDLES if self.seen_npugraph else NEEDLES + (ACL_NEEDLE,):
+        if (self.replays_seen or FOLDED_REPLAY in folded[:SAMPLE_BYTES]) and \
+                folded.count(FOLDED_REPLAY, 0, SAMPLE_BYTES) * REPLAY_DENSE > min(size, SAMPLE_BYTES):
+            folded = self._dense_replays(block, folded, spans)
+        find = folded.find
+        heads: List[tuple] = []
+        replay_match = _REPLAY_GLOG.match
+        replays = 0
+        for needle in NEEDLES if self.seen_npugraph else NEEDLES + (FOLDED_ACL,):
             hit = find(needle)
             while hit >= 0:
                 start = rfind(b"\n", 0, hit) + 1
@@ -324,15 +336,27 @@ class _Scanner:
                 if end < 0:
                     end = size
                 if start not in spans:
-                    if needle == b"graph" and find(REPLAY, start, end) >= 0:
-                        hit = find(needle, end)  # a replay line beyond the timed sample: counted already
+                    if find(FOLDED_REPLAY, start, end) >= 0:  # an `NPUGRAPH Replay` line: counted, the first ones timed
+                        replays += 1
+                        self.seen_npugraph = self.replays_seen = True
+                        spans[start] = -1
+                        if len(heads) < REPLAY_SAMPLE:
+                            match = replay_match(block, start, end)
+                            if match is not None:
+                                heads.append(match.groups())
+                            else:
+                                spans[start] = end  # another layout: the full parse reads it
+                                replays -= 1
+                        hit = find(needle, end)
                         continue
                     spans[start] = end
-                    if needle == b"error":
+                    if bfind(b"rror", start, end) >= 0 or bfind(b"RROR", start, end) >= 0:
                         error_spans.append(end)
-                if needle == b"graph" and not self.seen_npugraph and low[hit - 3:hit] == b"npu":
-                    self.seen_npugraph = True
+                    if not self.seen_npugraph and bfind(b"NPUGRAPH", start, end) >= 0:
+                        self.seen_npugraph = True
                 hit = find(needle, end)
+        if replays:
+            self._timed_replays(heads, replays)
         if error_spans:
             self._error_blocks(block, error_spans, spans)
         sample = block[:SAMPLE_BYTES]
@@ -340,10 +364,11 @@ class _Scanner:
             if _GLOG_SEVERE_FIRST.match(block):
                 end = bfind(b"\n")
                 spans[0] = size if end < 0 else end
-            for match in _GLOG_SEVERE.finditer(block):
-                start = match.start(1)
-                end = bfind(b"\n", start)
-                spans[start] = size if end < 0 else end
+            for pattern in (_GLOG_SEVERE, _GLOG_SEVERE_RANKED) if _RANKED_SAMPLE.search(sample) else (_GLOG_SEVERE,):
+                for match in pattern.finditer(block):
+                    start = match.start(1)
+                    end = bfind(b"\n", start)
+                    spans[start] = size if end < 0 else end
         if b"CachingAllocator" in sample:
             self._allocator_stats(block, offset)
         count = block.count
@@ -525,20 +550,14 @@ class _Scanner:
         self._replay("npugraph" if b"NPUGRAPH Replay" in raw else "acl", rank, pid, ts)
         return True
 
-    def _replay_lines(self, block: bytes, low: bytes, spans: Dict[int, int]) -> bytes:
-        """`NPUGRAPH Replay` lines: all counted, the first REPLAY_SAMPLE of a block timed (enough for P50/P99 of the
-        spacing, and it bounds the cost when replays are most of a +aclgraph log). Where they are dense, they are
-        masked out of the lower-cased block so the "graph" needle does not stop on each of them."""
-        total = low.count(REPLAY)
-        if not total:
-            return low
-        self.replays_seen = True
-        self.seen_npugraph = True
+    def _dense_replays(self, block: bytes, folded: bytes, spans: Dict[int, int]) -> bytes:
+        """A block that is mostly `NPUGRAPH Replay` lines (a +aclgraph log): count them in one pass, time the first
+        REPLAY_SAMPLE, and mask them out of the folded block so the needle does not stop on each of them."""
+        total = folded.count(FOLDED_REPLAY)
         heads = []
         match = _REPLAY_GLOG.match
-        hit = low.find(REPLAY)
-        taken = 0
-        while hit >= 0 and taken < REPLAY_SAMPLE:
+        hit = folded.find(FOLDED_REPLAY)
+        while hit >= 0 and len(heads) < REPLAY_SAMPLE:
             start = block.rfind(b"\n", 0, hit) + 1
             end = block.find(b"\n", hit)
             if end < 0:
@@ -546,23 +565,27 @@ class _Scanner:
             found = match(block, start, end)
             if found is not None:
                 heads.append(found.groups())
-                spans[start] = -1  # done: the needle passes skip it
+                spans[start] = -1
             else:
-                spans[start] = end  # another layout: the full parse handles it
-            taken += 1
-            hit = low.find(REPLAY, end)
+                spans[start] = end  # another layout: the full parse reads it
+                total -= 1
+            hit = folded.find(FOLDED_REPLAY, end)
+        self.seen_npugraph = self.replays_seen = True
+        self._timed_replays(heads, total)
+        for text, mask in _REPLAY_MASKS:
+            if text in folded:
+                folded = folded.replace(text, mask)
+        return folded
+
+    def _timed_replays(self, heads: List[tuple], total: int) -> None:
+        """`total` replay lines in this block, of which `heads` (the first ones) are timed."""
         if self.replay_cut:  # the previous block was sampled: its last replay is not the one before this block's first
             for acc in self.result.replays.values():
                 acc.last_ts = None
-        self.replay_cut = taken < total
-        self.result.replays_unsampled += total - taken
+        self.replay_cut = len(heads) < total
+        self.result.replays_unsampled += max(0, total - len(heads))
         if heads:
             self._replay_heads(heads)
-        if total > len(block) // 350:  # dense (a third of the lines or more): masking is cheaper than stopping on each
-            for text, mask in _REPLAY_MASKS:
-                if text in low:
-                    low = low.replace(text, mask)
-        return low
 
     def _replay_heads(self, heads: List[tuple]) -> None:
         """(py rank, MMDD, HH, MM, SS, micro, pid, C++ rank) of glog-layout replay lines → replay accumulators.
