@@ -99,6 +99,8 @@ def test_timeline_memory_and_anomalies(two_ranks):
     report = analyze_logs([str(two_ranks / "rank1.log")])
     kinds = {t.kind: t for t in report.timeline}
     assert kinds["capture"].count == 1 and kinds["capture"].max == pytest.approx(12.5)
+    # the second capture began at line 7 and never ended: the failure happened inside it
+    assert kinds["capture"].unfinished == 1 and kinds["capture"].examples[0].line == 7
     assert kinds["compile"].max == pytest.approx(41.2)
     assert kinds["capture_summary"].total == pytest.approx(22)
     anomalies = {a.id: a for a in report.anomalies}

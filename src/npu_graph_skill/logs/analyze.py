@@ -225,10 +225,10 @@ def _time_option(name: str, value: Optional[str]) -> Optional[float]:
 def fmt_ts(ts: Optional[float]) -> str:
     if ts is None or not math.isfinite(ts):
         return ""
-    whole = int(math.floor(ts))
+    millis = int(round(ts * 1000))  # round, not truncate: 12:10.100 stays .100 through the float
+    whole, ms = divmod(millis, 1000)
     tm = time.gmtime(whole)
-    return "%04d-%02d-%02d %02d:%02d:%02d.%03d" % (tm.tm_year, tm.tm_mon, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                                                  int((ts - whole) * 1000))
+    return "%04d-%02d-%02d %02d:%02d:%02d.%03d" % (tm.tm_year, tm.tm_mon, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms)
 
 
 class _Merged:
@@ -519,8 +519,9 @@ def _consequence(merged: _Merged, occurrence, why: str) -> Consequence:
 # Timeline (T) and anomalies.
 # --------------------------------------------------------------------------------------------
 
-def _durations(events: List[Event], begin: str, end: str) -> Dict[str, List[Tuple[float, Event, Event]]]:
-    """Pair begin/end markers per (source family, rank, pid): family → [(seconds, begin, end)]."""
+def _durations(events: List[Event], begin: str, end: str):
+    """Pair begin/end markers per (source family, rank, pid): ({family: [(seconds, begin, end)]},
+    {family: [begins that never ended]})."""
     open_: Dict[Tuple[str, Any, str, int], List[Event]] = defaultdict(list)
     out: Dict[str, List[Tuple[float, Event, Event]]] = defaultdict(list)
     for event in events:
@@ -531,7 +532,10 @@ def _durations(events: List[Event], begin: str, end: str) -> Dict[str, List[Tupl
             start = open_[key].pop()
             if start.ts is not None and event.ts is not None and event.ts >= start.ts:
                 out[event.family].append((event.ts - start.ts, start, event))
-    return out
+    unfinished: Dict[str, List[Event]] = defaultdict(list)
+    for (family, _, _, _), starts in open_.items():
+        unfinished[family].extend(starts)
+    return out, unfinished
 
 
 def _stat(kind: str, finding_id: str, source: str, values: List[float], ranks: Iterable[Optional[int]],
@@ -549,13 +553,20 @@ def _timeline(merged: _Merged, limits: Dict[str, float]) -> Tuple[List[TimelineS
     stats: List[TimelineStat] = []
     anomalies: List[Anomaly] = []
 
-    captures = _durations(events, "capture_begin", "capture_end")
-    if captures:
-        family = max(captures, key=lambda f: (len(captures[f]), f == "cpp"))
-        pairs = captures[family]
+    captures, unfinished = _durations(events, "capture_begin", "capture_end")
+    if captures or unfinished:
+        family = max(set(captures) | set(unfinished), key=lambda f: (len(captures.get(f, [])), f == "cpp"))
+        pairs = captures.get(family, [])
+        left = sorted(unfinished.get(family, []), key=lambda e: (_ts_key(e.ts), e.source, e.offset))
         slow = sorted((p for p in pairs if p[0] > limits["capture_s"]), key=lambda p: -p[0])
-        stats.append(_stat("capture", "T-001", family, [p[0] for p in pairs], (p[1].rank for p in pairs),
-                           [merged.where(p[1]) for p in (slow or pairs)]))
+        note = ""
+        if left:  # a capture under way when the log stops or fails is where a capture error happened
+            note = (f"{len(left)} capture(s) began and never ended, first at "
+                    f"{merged.sources[left[0].source].name}:{left[0].line}")
+        stats.append(_stat("capture", "T-001", family, [p[0] for p in pairs], [p[1].rank for p in pairs] + [e.rank for e in left],
+                           [merged.where(e) for e in left] + [merged.where(p[1]) for p in (slow or pairs)], note=note))
+        stats[-1].count = len(pairs)
+        stats[-1].unfinished = len(left)
         for seconds, begin, end in slow[:20]:
             anomalies.append(Anomaly(
                 id="T-101", kind="slow_capture", value=round(seconds, 3), threshold=limits["capture_s"], unit="s",
@@ -563,7 +574,7 @@ def _timeline(merged: _Merged, limits: Dict[str, float]) -> Tuple[List[TimelineS
                 message={"en": f"graph capture took {seconds:.1f} s (> {limits['capture_s']:g} s), from line {begin.line} to {end.line}",
                          "zh": f"图捕获耗时 {seconds:.1f} 秒（阈值 {limits['capture_s']:g} 秒），第 {begin.line} 行到第 {end.line} 行"}))
 
-    updates = _durations(events, "update_begin", "update_end")
+    updates, _ = _durations(events, "update_begin", "update_end")
     if updates:
         family = max(updates, key=lambda f: len(updates[f]))
         pairs = updates[family]

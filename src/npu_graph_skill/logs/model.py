@@ -110,6 +110,7 @@ class TimelineStat(Record):
     ranks: List[int] = dataclasses.field(default_factory=list)
     examples: List[Where] = dataclasses.field(default_factory=list)
     note: str = ""
+    unfinished: int = 0  # begins without an end (a capture under way when the log stops)
 
 
 @dataclasses.dataclass

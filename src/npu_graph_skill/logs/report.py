@@ -42,6 +42,8 @@ WORDS = {
     "more": {"en": "more", "zh": "更多"},
     "value": {"en": "value", "zh": "数值"},
     "role": {"en": "role", "zh": "角色"},
+    "max": {"en": "max", "zh": "最大"},
+    "total": {"en": "total", "zh": "合计"},
 }
 ROLE = {"decisive": {"en": "decisive", "zh": "关键"}, "consequence": {"en": "consequence", "zh": "连带"},
         "benign": {"en": "benign", "zh": "无害"}, "warning": {"en": "warning", "zh": "警告"}}
@@ -70,10 +72,11 @@ def _short(text: str, width: int = 110) -> str:
 
 
 def _size(n: int) -> str:
+    value = float(n)
     for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024.0
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024.0
     return str(n)
 
 
@@ -175,11 +178,14 @@ def render_text(report: LogReport, lang: str, summary: bool = False, style: Opti
         out.append("")
         out.append(style.bold(w("timeline", lang)))
         out.append(_timeline_table(report.timeline, lang, text_table))
+        for stat in report.timeline:
+            if stat.unfinished:
+                out.append(style.yellow(f"  {stat.id}: {_unfinished(stat, lang)}"))
     if report.memory:
         out.append("")
         out.append(style.bold(w("memory", lang)))
         for item in report.memory:
-            out.append(f"  {item.id} {title(item.id, lang)}: {_memory_text(item)}")
+            out.append(f"  {item.id} {title(item.id, lang)}: {_memory_text(item, lang)}")
     if report.notes:
         out.append("")
         out.append(w("notes", lang) + ":")
@@ -204,22 +210,32 @@ def _timeline_table(stats: Sequence[TimelineStat], lang: str, table: Callable[..
     for stat in stats:
         rows.append([stat.id, w(stat.kind, lang), stat.source, stat.count, _secs(stat.p50, stat.unit),
                      _secs(stat.p99, stat.unit), _secs(stat.max, stat.unit), _secs(stat.total, stat.unit)])
-    headers = [w("id", lang), w("kind", lang), w("source", lang), w("count", lang), "P50", "P99", "max", "total"]
+    headers = [w("id", lang), w("kind", lang), w("source", lang), w("count", lang), "P50", "P99", w("max", lang),
+               w("total", lang)]
     return _indent(table(headers, rows)) if table is text_table else table(headers, rows)
 
 
-def _memory_text(item: Any) -> str:
+def _unfinished(stat: TimelineStat, lang: str) -> str:
+    where = f"{stat.examples[0].source}:{stat.examples[0].line}" if stat.examples else "?"
+    if lang == "zh":
+        return f"{stat.unfinished} 次捕获开始后没有结束（首个在 {where}）：失败发生在捕获过程中"
+    return f"{stat.unfinished} capture(s) began and never ended (first at {where}): the failure happened during capture"
+
+
+def _memory_text(item: Any, lang: str) -> str:
     values = item.values
+    zh = lang == "zh"
     if item.kind == "oom":
         return f"{item.count} × " + _short(item.examples[0].text, 120) if item.examples else str(item.count)
     if item.kind == "allocator_peak":
-        parts = [f"{name.rsplit('/', 1)[-1]}: reserved {v['peak_reserved_gib']} GiB, allocated {v['peak_allocated_gib']} GiB"
-                 for name, v in list(values.items())[:6]]
+        parts = [f"{name.rsplit('/', 1)[-1]}: {'保留' if zh else 'reserved'} {_size(v['peak_reserved_bytes'])}, "
+                 f"{'已分配' if zh else 'allocated'} {_size(v['peak_allocated_bytes'])}" for name, v in list(values.items())[:6]]
         return "; ".join(parts)
     if item.kind == "capture_memory":
-        return f"max {values.get('max_gib')} GiB over {item.count} line(s)"
+        return (f"最大 {values.get('max_gib')} GiB（{item.count} 行）" if zh
+                else f"max {values.get('max_gib')} GiB over {item.count} line(s)")
     if item.kind == "free_after_capture":
-        return f"min {values.get('min_gib')} GB"
+        return f"{'最少' if zh else 'min'} {values.get('min_gib')} GB"
     return f"{item.count}"
 
 
@@ -266,9 +282,10 @@ def render_markdown(report: LogReport, lang: str, summary: bool = False) -> str:
             out += ["", f"## {w('warnings', lang)}", "", _group_table(report.warnings, lang, md_table)]
         if report.timeline:
             out += ["", f"## {w('timeline', lang)}", "", _timeline_table(report.timeline, lang, md_table)]
+            out.extend(f"\n> {stat.id}: {_unfinished(stat, lang)}" for stat in report.timeline if stat.unfinished)
         if report.memory:
             out += ["", f"## {w('memory', lang)}", ""]
-            out.extend(f"- **{m.id}** {title(m.id, lang)}: {_memory_text(m)}" for m in report.memory)
+            out.extend(f"- **{m.id}** {title(m.id, lang)}: {_memory_text(m, lang)}" for m in report.memory)
     if report.notes:
         out += ["", f"## {w('notes', lang)}", ""]
         out.extend(f"- {note}" for note in report.notes)
