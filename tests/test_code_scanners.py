@@ -164,3 +164,22 @@ def test_piece_helpers():
     assert render_pieces(example_pieces("aclop is <opName>. ok")) == "aclop is <opName>. ok"
     assert example_pieces("numeric_limits<uint64_t>::max()") == ["numeric_limits<uint64_t>::max()"]
     assert normalize("A ,  B\\nC") == normalize("a,b c")
+
+
+def test_cpp_macro_body_with_stringified_parameters():
+    # the shape of op-plugin's EXEC_GET_MAX_WORKSPACE_CMD: `#api` may even start a continued line
+    text = ('#define EXEC(api, ...)                          \\\n'
+            '  do {                                          \\\n'
+            '    NPU_CHECK_ERROR(status, "call " #api " failed"); \\\n'
+            '    TORCH_CHECK(addr != nullptr,                \\\n'
+            '        #api "GetMaxWorkspaceSize",             \\\n'
+            '        " not in ", LibName());                 \\\n'
+            '  } while (0)\n'
+            '\n'
+            'void after() {}\n')
+    functions, sites, _calls = scan_cpp(text)
+    assert [(f.qualname, f.start, f.end, f.kind) for f in functions] == [("EXEC", 1, 7, "macro"), ("after", 9, 9, "function")]
+    assert [(s.line, s.message_line, s.kind, s.function, s.message) for s in sites] == [
+        (3, 3, "npu_check", "EXEC", "<__func__:__FILE__:__LINE__> NPU function error: call <#api> failed, error code is <error_code>"),
+        (4, 5, "check", "EXEC", "<#api>GetMaxWorkspaceSize not in <LibName()>"),
+    ]

@@ -160,13 +160,14 @@ def anchors_from_messages(path: str, notes: List[str]) -> List[AnchorSpec]:
     for number, row in enumerate(rows, 2):
         origin = f"message {row.get('id') or 'row ' + str(number)}"
         example = row.get("message_example") or ""
-        common = dict(origin=origin, repo=row.get("repo") or "Ascend/pytorch", path=(row.get("file") or "").strip(),
+        repo, _, repo_version = (row.get("repo") or "Ascend/pytorch").partition("@")  # "Ascend/op-plugin@6b46b284"
+        common = dict(origin=origin, repo=repo, path=(row.get("file") or "").strip(),
                       symbol=row.get("function") or "", message=example)
         if not common["path"]:
             continue
         line = (row.get("line") or "").strip()
         if line:
-            version = (row.get("version") or "").strip()
+            version = (row.get("version") or repo_version or "").strip()
             version = f"master@{version}" if re.fullmatch(r"[0-9a-f]{7,40}", version) else (version or MESSAGES_DEFAULT_VERSION)
             literal_line = (row.get("message_line") or "").strip()
             specs.append(AnchorSpec(line=line, version=version, message_line=int(literal_line) if literal_line.isdigit() else 0,

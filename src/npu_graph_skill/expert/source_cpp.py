@@ -127,6 +127,7 @@ def _clean(text: str, literals: Dict[int, Tuple[int, str]], directives: List[Tup
     blank = list(text)
     i = 0
     line_start = True  # only whitespace so far on this line (outside comments)
+    define_end = -1  # inside a #define body up to here
     while i < n:
         ch = text[i]
         if ch == "\n":
@@ -151,7 +152,7 @@ def _clean(text: str, literals: Dict[int, Tuple[int, str]], directives: List[Tup
             _blank(blank, i, end)
             i = end
             continue
-        if ch == "#" and line_start:
+        if ch == "#" and line_start and i >= define_end:  # (`#param` at a line start in a macro body is not one)
             end = _directive_end(text, i)
             directives.append((i, end))
             define = DEFINE_RE.match(text, i, end)
@@ -164,6 +165,7 @@ def _clean(text: str, literals: Dict[int, Tuple[int, str]], directives: List[Tup
                 if text[k] == "\\" and text[k + 1] in "\r\n":
                     code[k] = blank[k] = " "
             if define:
+                define_end = end
                 i = body
                 line_start = False
                 continue
@@ -655,6 +657,30 @@ IDENT_OPERAND_RE = re.compile(r"^([A-Za-z_]\w*)(?:\.c_str\(\))?$")
 MAX_VARIABLE_LOOKBACK = 8000  # characters searched back for `msg = ...;`
 
 
+def _stringified_concat(clean: CleanText, start: int, end: int) -> Optional[list]:
+    """Pieces of adjacent literals mixed with `#param` stringifications, else None."""
+    pieces: list = []
+    i = start
+    seen_literal = False
+    blank = clean.blank
+    while i < end:
+        if blank[i].isspace():
+            i += 1
+            continue
+        lit = clean.literals.get(i)
+        if lit is not None:
+            pieces.append(lit[1])
+            seen_literal = True
+            i = lit[0]
+            continue
+        m = re.match(r"#\s*([A-Za-z_]\w*)", blank[i:end])
+        if m is None:
+            return None
+        pieces.append(placeholder("#" + m.group(1)))
+        i += m.end()
+    return pieces if seen_literal or pieces else None
+
+
 def _message_pieces(clean: CleanText, spans: List[Tuple[int, int]], printf: bool = False,
                     depth: int = 0, offsets: Optional[List[int]] = None) -> Tuple[list, str]:
     """Message pieces of c10::str-style arguments: literals kept, a string variable followed back
@@ -677,6 +703,11 @@ def _message_pieces(clean: CleanText, spans: List[Tuple[int, int]], printf: bool
             if value is not None:
                 offsets.append(oa)
                 pieces.extend(printf_pieces(value) if printf else [value])
+                continue
+            stringified = _stringified_concat(clean, oa, ob)
+            if stringified is not None:  # `"call " #aclnn_api " failed"` inside a macro body
+                offsets.append(oa)
+                pieces.extend(stringified)
                 continue
             builder = re.match(r"(" + "|".join(re.escape(b) for b in STRING_BUILDERS) + r")\s*\(", clean.blank[oa:ob])
             if builder and builder.group(1) != "std::to_string":
@@ -754,8 +785,9 @@ def _scan_sites(clean: CleanText, functions: List[FunctionDef]) -> List[Site]:
         close = _match(blank, after)
         args = _split_args(blank, after + 1, close)
         site = _macro_site(clean, name, m.start(), args, close)
-        if site is not None and not (site.kind == "npu_check" and _in_directive(clean, m.start())):
-            sites.append(site)  # (NPU_CHECK_ERROR forwarded inside a #define is not a raise site)
+        if site is not None and not (site.kind == "npu_check" and _in_directive(clean, m.start())
+                                     and not _named(clean, args)):
+            sites.append(site)  # (a bare NPU_CHECK_ERROR(param) forwarded inside a #define is not a raise site)
     _attach_functions(sites, functions)
     return sites
 
@@ -803,13 +835,13 @@ def _macro_site(clean: CleanText, name: str, start: int, args: List[Tuple[int, i
             return None
         condition = _squash(clean.code[args[0][0]:args[0][1]])
         label = condition
-        extra = [a for a in args[1:] if _literal_value(clean, a[0] + _lead(clean, a), a[1]) is not None]
-        offsets.extend(a[0] + _lead(clean, a) for a in extra[-1:])
-        if extra:
-            label = _literal_value(clean, extra[-1][0] + _lead(clean, extra[-1]), extra[-1][1]) or condition
+        named = [a for a in args[1:] if '"' in clean.code[a[0]:a[1]]]  # NPU_CHECK_ERROR(call, "name")
+        label: list = [condition]
+        if named:
+            label, _code = _message_pieces(clean, named[-1:], offsets=offsets)
         # NPUException.h: `<func>:<file>:<line> NPU function error: <call or name>, error code is <n>`
-        pieces = [placeholder("__func__:__FILE__:__LINE__"), " NPU function error: ", label,
-                  ", error code is ", placeholder("error_code")]
+        pieces = [placeholder("__func__:__FILE__:__LINE__"), " NPU function error: "] + label + [
+            ", error code is ", placeholder("error_code")]
     elif LOG_MACRO_RE.match(name):
         kind = "log"
         fmt = next((a for a in args if _literal_value(clean, a[0] + _lead(clean, a), a[1]) is not None
@@ -822,6 +854,10 @@ def _macro_site(clean: CleanText, name: str, start: int, args: List[Tuple[int, i
     message_line = clean.line_of(min(offsets)) if offsets else clean.line_of(start)
     return Site(line=clean.line_of(start), end_line=clean.line_of(close), message_line=message_line,
                 kind=kind, call=name, pieces=merge_pieces(pieces), error_code=error_code, condition=condition)
+
+
+def _named(clean: CleanText, args: List[Tuple[int, int]]) -> bool:
+    return any('"' in clean.code[a:b] for a, b in args[1:])
 
 
 def _in_directive(clean: CleanText, offset: int) -> bool:

@@ -21,8 +21,30 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 from npu_graph_skill.expert.source_model import FunctionDef, Site, file_entry, fill_parameters
 from npu_graph_skill.expert.source_tree import MAX_FILE_BYTES, SourceTree, language_of
 
-SCHEMA = "npu-graph-skill/code-index/4"
+SCHEMA = "npu-graph-skill/code-index/5"
+SCANNER_FILES = ("source_cpp.py", "source_python.py", "source_model.py")
 KEEP_PER_TREE = 3  # older indexes of the same tree are removed
+
+
+_SCANNER_KEY: Optional[str] = None
+
+
+def scanner_key() -> str:
+    """A digest of the scanners' own code: an index written by another scanner version is rescanned."""
+    global _SCANNER_KEY
+    if _SCANNER_KEY is None:
+        digest = hashlib.sha1(SCHEMA.encode())
+        here = os.path.dirname(os.path.abspath(__file__))
+        for name in SCANNER_FILES:
+            try:
+                with open(os.path.join(here, name), "rb") as handle:
+                    digest.update(handle.read())
+            except OSError:  # inside a zip archive: the package version stands in
+                from npu_graph_skill import __version__
+
+                digest.update(__version__.encode())
+        _SCANNER_KEY = digest.hexdigest()[:16]
+    return _SCANNER_KEY
 
 
 def cache_dir(environ: Optional[Dict[str, str]] = None) -> str:
@@ -343,7 +365,8 @@ def _read_cache(path: str, tree: SourceTree, notes: List[str]) -> Dict[str, Dict
     except (OSError, ValueError) as exc:
         notes.append(f"ignored an unreadable index cache ({exc.__class__.__name__}); rebuilt it")
         return {}
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA or data.get("root") != tree.root:
+    if (not isinstance(data, dict) or data.get("schema") != SCHEMA or data.get("scanner") != scanner_key()
+            or data.get("root") != tree.root):
         return {}
     files = data.get("files")
     return files if isinstance(files, dict) else {}
@@ -374,7 +397,7 @@ def _mtime(path: str) -> float:
 def _write_cache(path: str, tree: SourceTree, files: Dict[str, Dict[str, Any]], scan_seconds: float,
                  notes: List[str]) -> bool:
     data = {
-        "schema": SCHEMA, "root": tree.root, "kind": tree.kind, "version": tree.version, "label": tree.label,
+        "schema": SCHEMA, "scanner": scanner_key(), "root": tree.root, "kind": tree.kind, "version": tree.version, "label": tree.label,
         "repo": tree.repo, "written": time.strftime("%Y-%m-%dT%H:%M:%S"), "scan_seconds": round(scan_seconds, 3),
         "files": files,
     }
