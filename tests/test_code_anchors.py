@@ -89,3 +89,26 @@ def test_anchors_from_a_commit_the_checkout_lacks_are_unverified(history, tmp_pa
     report = verify_anchors(str(root), kb_dir=str(_kb(tmp_path, "deadbeefdeadbeef")))
     assert {c.status for c in report.checks} == {"unverified"}
     assert all("history does not hold" in c.detail["en"] for c in report.checks)
+
+
+def test_op_plugin_anchors_resolve_into_the_submodule_of_a_pytorch_tree(tmp_path, monkeypatch):
+    from npu_graph_skill.api import code_index, verify_anchors
+
+    monkeypatch.setenv("NPU_GRAPH_CACHE_DIR", str(tmp_path / "cache"))
+    source_index._MEMO.clear()
+    root = tmp_path / "pytorch"
+    shutil.copytree(TREE, root)
+    ops = root / "third_party" / "op-plugin" / "op_plugin" / "ops"
+    ops.mkdir(parents=True)
+    (ops / "Fake.cpp").write_text('void fake_op() {\n  TORCH_CHECK(ok, "something went wrong in op-plugin");\n}\n')
+    (root / "third_party" / "googletest").mkdir()
+    (root / "third_party" / "googletest" / "gtest.cc").write_text("void not_indexed() {}\n")
+    report = code_index(str(root))
+    assert report.counts["cpp_files"] == 3  # FakeGraph.cpp/.h and the op-plugin file, not googletest
+    table = tmp_path / "messages.csv"
+    table.write_text("id,message_example,repo,file,line,message_line,version,function\n"
+                     "M-X1,something went wrong in op-plugin,Ascend/op-plugin@6b46b284,op_plugin/ops/Fake.cpp,2,2,,fake_op\n")
+    check = verify_anchors(str(root), messages_csv=str(table)).checks[0]
+    assert (check.status, check.current) == ("ok", "third_party/op-plugin/op_plugin/ops/Fake.cpp:2")
+    assert check.anchor == "Ascend/op-plugin op_plugin/ops/Fake.cpp:2@master@6b46b284"
+    source_index._MEMO.clear()
