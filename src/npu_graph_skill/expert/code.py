@@ -181,9 +181,9 @@ def _definitions(index: SourceIndex, file_part: str, parts: List[str], fold: boo
         return []
     wanted = [p.lower() for p in parts] if fold else parts
     if fold:
-        rows = [item for name, items in index.by_name().items() if name.lower() == wanted[-1] for item in items]
+        rows = [item for name in index.names() if name.lower() == wanted[-1] for item in index.named(name)]
     else:
-        rows = index.by_name().get(parts[-1], [])
+        rows = index.named(parts[-1])
     allowed = set(index.resolve_path(file_part)) if file_part else None
     found = []
     for path, row in rows:
@@ -202,7 +202,7 @@ def _reexported(index: SourceIndex, parts: List[str]) -> List[Tuple[str, list]]:
     if len(parts) < 2:
         return []
     prefix = "/".join(parts[:-1]) + "/"
-    return [(path, row) for path, row in index.by_name().get(parts[-1], [])
+    return [(path, row) for path, row in index.named(parts[-1])
             if path.startswith(prefix) and "." not in row[0] and "::" not in row[0]]
 
 
@@ -229,7 +229,7 @@ def locate_symbol(symbol: str, source_dir: Optional[str] = None, kinds: Optional
     ]
     suggestions: List[str] = []
     if not definitions and parts:
-        suggestions = difflib.get_close_matches(parts[-1], list(index.by_name()), n=5, cutoff=0.7)
+        suggestions = difflib.get_close_matches(parts[-1], list(index.names()), n=5, cutoff=0.7)
     return LocateResult(symbol=symbol, tree=describe(index.tree), definitions=definitions, suggestions=suggestions,
                         seconds=round(time.perf_counter() - started, 4), index=_index_brief(index))
 

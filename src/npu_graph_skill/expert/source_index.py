@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 from npu_graph_skill.expert.source_model import FunctionDef, Site, file_entry, fill_parameters
 from npu_graph_skill.expert.source_tree import MAX_FILE_BYTES, SourceTree, language_of
 
-SCHEMA = "npu-graph-skill/code-index/5"
+SCHEMA = "npu-graph-skill/code-index/6"
 SCANNER_FILES = ("source_cpp.py", "source_python.py", "source_model.py")
 KEEP_PER_TREE = 3  # older indexes of the same tree are removed
 
@@ -147,26 +147,30 @@ class SourceIndex:
         self.tree = tree
         self.files = files
         self.stats: Dict[str, Any] = {}
-        self._functions_by_name: Optional[Dict[str, List[Tuple[str, list]]]] = None
+        self._names: Optional[Dict[str, List[str]]] = None
         self._sites: Optional[List[Tuple[str, Site]]] = None
         self._basenames: Optional[Dict[str, List[str]]] = None
         self._by_path: Optional[Dict[str, List[Site]]] = None
 
+    # -- rows, decoded on first use -------------------------------------------------------------
+    def rows(self, path: str, key: str) -> list:
+        """A file's `functions`, `sites` or `calls` rows (kept JSON-encoded until asked for)."""
+        entry = self.files.get(path)
+        return entry_rows(entry, key) if entry else []
+
     # -- queries ------------------------------------------------------------------------------
     def functions(self, path: str) -> List[FunctionDef]:
-        entry = self.files.get(path)
-        return [FunctionDef.from_row(r) for r in entry["functions"]] if entry else []
+        return [FunctionDef.from_row(r) for r in self.rows(path, "functions")]
 
     def sites_in(self, path: str) -> List[Site]:
-        entry = self.files.get(path)
-        return [Site.from_row(r) for r in entry["sites"]] if entry else []
+        return [Site.from_row(r) for r in self.rows(path, "sites")]
 
     def all_sites(self) -> List[Tuple[str, Site]]:
         """Every site, plus one per call of a raising helper with a literal message
         (`assertNotCapturing("Cannot construct a new NPUGeneratorImpl")` raises the helper's
         TORCH_CHECK with that text in front)."""
         if self._sites is None:
-            sites = [(path, Site.from_row(row)) for path, entry in self.files.items() for row in entry["sites"]]
+            sites = [(path, Site.from_row(row)) for path in self.files for row in self.rows(path, "sites")]
             self._sites = sites + self._caller_sites(sites)
         return self._sites
 
@@ -178,8 +182,8 @@ class SourceIndex:
         derived: List[Tuple[str, Site]] = []
         if not helpers:
             return derived
-        for path, entry in self.files.items():
-            for callee, line, literals in entry.get("calls", ()):
+        for path in self.files:
+            for callee, line, literals in self.rows(path, "calls"):
                 for helper_path, helper in helpers.get(re.split(r"::|\.", callee)[-1], ()):
                     names = helper.forward.split(",")
                     pieces = fill_parameters(helper.pieces, names, literals)
@@ -201,15 +205,20 @@ class SourceIndex:
             self._by_path = table
         return self._by_path.get(path, [])
 
-    def by_name(self) -> Dict[str, List[Tuple[str, list]]]:
-        """Short name → [(path, function row)]."""
-        if self._functions_by_name is None:
-            table: Dict[str, List[Tuple[str, list]]] = {}
+    def names(self) -> Dict[str, List[str]]:
+        """Short name of every function/class → the files that define one."""
+        if self._names is None:
+            table: Dict[str, List[str]] = {}
             for path, entry in self.files.items():
-                for row in entry["functions"]:
-                    table.setdefault(row[1], []).append((path, row))
-            self._functions_by_name = table
-        return self._functions_by_name
+                for name in entry_names(entry):
+                    table.setdefault(name, []).append(path)
+            self._names = table
+        return self._names
+
+    def named(self, name: str) -> List[Tuple[str, list]]:
+        """[(path, function row)] of the definitions whose short name is `name`."""
+        return [(path, row) for path in self.names().get(name, ()) for row in self.rows(path, "functions")
+                if row[1] == name]
 
     def enclosing(self, path: str, line: int, classes: bool = False) -> Optional[FunctionDef]:
         """The innermost function (or class, if asked) whose range holds `line`."""
@@ -246,16 +255,59 @@ class SourceIndex:
 
     def counts(self) -> Dict[str, int]:
         py = sum(1 for e in self.files.values() if e["lang"] == "py")
+        totals = [0, 0, 0]
+        for entry in self.files.values():
+            for i, n in enumerate(entry_counts(entry)):
+                totals[i] += n
         return {
             "files": len(self.files), "python_files": py, "cpp_files": len(self.files) - py,
-            "functions": sum(sum(1 for r in e["functions"] if r[5] != "class") for e in self.files.values()),
-            "classes": sum(sum(1 for r in e["functions"] if r[5] == "class") for e in self.files.values()),
-            "sites": sum(len(e["sites"]) for e in self.files.values()),
+            "functions": totals[0], "classes": totals[1], "sites": totals[2],
             "files_with_problems": sum(1 for e in self.files.values() if e.get("error")),
         }
 
     def problems(self, limit: int = 10) -> List[str]:
         return [f"{p}: {e['error']}" for p, e in sorted(self.files.items()) if e.get("error")][:limit]
+
+
+# An entry holds its rows JSON-encoded on disk ("f", "s", "c" strings) and decoded in memory
+# ("functions", "sites", "calls" lists) once asked for: loading the cache then parses ~2,000 strings
+# instead of ~50,000 small lists, and a lookup decodes only the files it needs.
+ENCODED = {"functions": "f", "sites": "s", "calls": "c"}
+
+
+def entry_rows(entry: Dict[str, Any], key: str) -> list:
+    rows = entry.get(key)
+    if rows is None:
+        encoded = entry.get(ENCODED[key])
+        rows = json.loads(encoded) if encoded else []
+        entry[key] = rows
+    return rows
+
+
+def entry_names(entry: Dict[str, Any]) -> List[str]:
+    if "n" not in entry:
+        entry["n"] = "\n".join(sorted({row[1] for row in entry_rows(entry, "functions")}))
+    return entry["n"].split("\n") if entry["n"] else []
+
+
+def entry_counts(entry: Dict[str, Any]) -> List[int]:
+    """[functions, classes, sites] of a file."""
+    if "k" not in entry:
+        functions = entry_rows(entry, "functions")
+        classes = sum(1 for r in functions if r[5] == "class")
+        entry["k"] = [len(functions) - classes, classes, len(entry_rows(entry, "sites"))]
+    return entry["k"]
+
+
+def _encoded(entry: Dict[str, Any]) -> Dict[str, Any]:
+    """The on-disk form of an entry: rows as JSON strings, names and counts precomputed."""
+    out = {k: v for k, v in entry.items() if k not in ENCODED}
+    for key, short in ENCODED.items():
+        if key in entry:
+            out[short] = json.dumps(entry[key], ensure_ascii=False, separators=(",", ":"))
+    out["n"] = "\n".join(entry_names(entry))
+    out["k"] = entry_counts(entry)
+    return out
 
 
 def _common_suffix(a: str, b: str) -> str:
@@ -399,7 +451,7 @@ def _write_cache(path: str, tree: SourceTree, files: Dict[str, Dict[str, Any]], 
     data = {
         "schema": SCHEMA, "scanner": scanner_key(), "root": tree.root, "kind": tree.kind, "version": tree.version, "label": tree.label,
         "repo": tree.repo, "written": time.strftime("%Y-%m-%dT%H:%M:%S"), "scan_seconds": round(scan_seconds, 3),
-        "files": files,
+        "files": {rel: _encoded(entry) for rel, entry in files.items()},
     }
     directory = os.path.dirname(path)
     tmp = None
@@ -439,6 +491,6 @@ def _prune(tree: SourceTree, directory: str, keep: str) -> None:
 
 
 def iter_functions(index: SourceIndex) -> Iterator[Tuple[str, FunctionDef]]:
-    for path, entry in index.files.items():
-        for row in entry["functions"]:
+    for path in index.files:
+        for row in index.rows(path, "functions"):
             yield path, FunctionDef.from_row(row)
