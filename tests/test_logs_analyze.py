@@ -253,3 +253,56 @@ def test_glog_error_lines_without_an_error_word(tmp_path):
     assert [g.message for g in report.errors] == ["MakeSureQueueEmpty: the queue got stuck, device = 0"]
     assert report.errors[0].first.line == 1501 and report.errors[0].ranks == [0]
     assert [(w.message, w.ranks) for w in report.warnings] == [("mutated inputs (2 instances)", [1])]
+
+
+def test_acl_call_lines_when_npugraph_lines_are_off(tmp_path):
+    """With only the acl artifact on (TORCH_NPU_LOGS=acl), `[ACL CALL] aclmdlRI...` lines carry the lifecycle
+    (formats.md §1.5 acl; G3 layout of §1.3)."""
+    head = "I0821 14:02:{:02d}.{:06d} 4242 torch_npu/csrc/core/npu/interface/AclInterface.cpp:1186] [rank:0] [ACL CALL] "
+    lines = [head.format(10, 0) + "aclmdlRICaptureBegin(stream=0x564ec800, mode=1)",
+             head.format(13, 0) + "aclmdlRICaptureEnd(stream=0x564ec800, modelRI=0x5645f200)"]
+    for i in range(30):
+        lines.append(head.format(20, i * 10000) + "aclmdlRIExecuteAsync(modelRI=0x5645f200, stream=0x564ec800)")
+    lines.append(head.format(21, 0) + "aclmdlRICaptureTaskUpdateBegin(stream=0x564ec800, handle=0x1)")
+    lines.append(head.format(21, 250000) + "aclmdlRICaptureTaskUpdateEnd(stream=0x564ec800)")
+    report = analyze_logs([str(_write(tmp_path / "acl.log", "\n".join(lines) + "\n"))])
+    kinds = {t.kind: t for t in report.timeline}
+    assert kinds["capture"].source == "acl" and kinds["capture"].max == pytest.approx(3.0)
+    assert kinds["replay_interval"].source == "acl" and kinds["replay_interval"].count == 30
+    assert kinds["replay_interval"].p50 == pytest.approx(0.01, abs=1e-6)
+    assert kinds["update"].max == pytest.approx(0.25)
+
+
+def test_python_graph_lines_update_calls_and_fallback(tmp_path):
+    """torch's formatter lines of torch_npu/npu/graphs.py and graph trees (formats.md §1.4, §1.5)."""
+    lines = [
+        "V0821 14:01:58.000000 4242 torch_npu/npu/graphs.py:560] [__cudagraphs] NPUGRAPH Capture device=0, pool=None, mode=global, auto_dispatch=False",
+        "V0821 14:02:03.500000 4242 torch_npu/npu/graphs.py:600] [__cudagraphs] NPUGraph: capture completed, graph_id=1402, device=0",
+        "V0821 14:02:04.000000 4242 torch_npu/npu/graphs.py:700] [__cudagraphs] NPUGraph: updating graph (3 inputs)...",
+        "W0821 14:02:05.000000 4242 torch_npu/utils/_graph_tree.py:80] [0/0] [__cudagraphs] skipping cudagraphs due to cpu device (arg0_1)",
+    ]
+    report = analyze_logs([str(_write(tmp_path / "py.log", "\n".join(lines) + "\n"))])
+    kinds = {t.kind: t for t in report.timeline}
+    assert kinds["capture"].source == "py" and kinds["capture"].max == pytest.approx(5.5)
+    assert kinds["update_calls"].count == 1
+    assert kinds["fallback"].id == "T-006" and kinds["fallback"].count == 1
+    assert report.warnings and "skipping cudagraphs" in report.warnings[0].message
+
+
+def test_out_of_memory_and_free_memory_after_capture(tmp_path):
+    lines = [
+        # SGLang (python/sglang/srt/model_executor/model_runner.py) under its own logger layout
+        "[2025-03-08 12:29:28 TP0] Capture cuda graph end. Time elapsed: 7.23 s. mem usage=0.93 GB. avail mem=0.53 GB.",
+        "[2025-03-08 12:29:28 TP3] Capture cuda graph end. Time elapsed: 7.22 s. mem usage=0.93 GB. avail mem=0.41 GB.",
+        # torch_npu OOM text (formats.md §3.3, https://github.com/sgl-project/sglang/issues/29838)
+        "[rank3]: torch.OutOfMemoryError: NPU out of memory. Tried to allocate 72.00 MiB (NPU 0; 61.27 GiB total capacity; "
+        "56.05 GiB already allocated; 56.05 GiB current active; 5.04 MiB free; 58.39 GiB reserved in total by PyTorch).",
+    ]
+    report = analyze_logs([str(_write(tmp_path / "sglang.log", "\n".join(lines) + "\n"))])
+    memory = {m.id: m for m in report.memory}
+    assert memory["M-001"].ranks == [3] and "out of memory" in memory["M-001"].examples[0].text
+    assert memory["M-004"].values["min_gib"] == pytest.approx(0.41)
+    assert memory["M-003"].values["max_gib"] == pytest.approx(0.93)
+    summary = next(t for t in report.timeline if t.kind == "capture_summary")
+    assert summary.source == "sglang" and summary.ranks == [0, 3]
+    assert report.severity == "error"

@@ -182,3 +182,41 @@ def test_ctrl_c_is_one_line_exit_2(run_cli, ranks_dir, monkeypatch):
     monkeypatch.setattr(scan, "scan_task", interrupted)
     code, out, err = run_cli("logs", str(ranks_dir))
     assert code == 2 and err.strip() == "npu-graph: interrupted" and out == ""
+
+
+def test_progress_bar_only_on_a_terminal():
+    from npu_graph_skill.logs.cli import _Progress
+
+    class Stream(io.StringIO):
+        def __init__(self, tty):
+            super().__init__()
+            self.tty = tty
+
+        def isatty(self):
+            return self.tty
+
+    piped = Stream(False)
+    bar = _Progress(piped, min_bytes=10)
+    bar(50, 100)
+    bar.close()
+    assert piped.getvalue() == ""
+    terminal = Stream(True)
+    bar = _Progress(terminal, min_bytes=10)
+    bar(50, 100)
+    assert "50.0%" in terminal.getvalue() and terminal.getvalue().startswith("\r[")
+    bar.close()
+    assert terminal.getvalue().endswith("\r")
+    small = Stream(True)
+    tiny = _Progress(small, min_bytes=1000)
+    tiny(50, 100)  # small inputs finish before a bar would help
+    assert small.getvalue() == ""
+
+
+def test_no_path_on_a_terminal_is_a_usage_error(run_cli, monkeypatch):
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(sys, "stdin", Tty())
+    code, _, err = run_cli("logs")
+    assert code == 2 and "needs a file or a directory" in err

@@ -94,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--context must be 0 or more")
     if args.jobs is not None and args.jobs < 1:
         raise UserError("--jobs must be 1 or more")
+    if not args.paths and getattr(sys.stdin, "isatty", lambda: False)():
+        raise UserError("logs needs a file or a directory (npu-graph logs run.log), or a log piped on stdin")
     progress = _Progress()
     try:
         report = api.analyze_logs(args.paths or ["-"], since=args.since, until=args.until, rank=args.rank,

@@ -69,7 +69,8 @@ _REPLAY_GLOG = re.compile(
 _ECODE_START = re.compile(rb"[^\n]{0,200}?\b[EW][0-9A-Z]\d{4}(?::|\[PID)")
 _GLOG_SEVERE_FIRST = re.compile(rb"(?:\[rank\d+\]:)?[EWFC]\d{4} \d\d:\d\d:\d\d\.\d{6} ")
 _ECODE_LINE = re.compile(rb"\n[^\n]{0,200}?(?:\b[EW][0-9A-Z]\d{4}(?::|\[PID)|\[PID: ?\d+\] \d{4}-)")
-_ALLOC_STATS = re.compile(rb"CachingAllocator (?:malloc|free): \w+ = \d+, cached = (\d+), allocated = (\d+)")
+# Peaks happen at a malloc (free lines only lower `allocated`; `cached` grows only on malloc): malloc lines suffice.
+_ALLOC_STATS = re.compile(rb"CachingAllocator malloc: malloc = \d+, cached = (\d+), allocated = (\d+)")
 _GLOG_HEAD = re.compile(rb"(?:\[rank(\d+)\]:)?[VI](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{6}) +(\d+) [^\]\n]*\] (?:\[rank:(\d+)\] )?")
 _YEAR_FORMATS = ("plog", "pta_error", "npu_g1", "npu_g2", "cann_ecode")
 
