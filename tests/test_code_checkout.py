@@ -9,7 +9,6 @@ of seconds); the index is cached in a directory kept between runs.
 from __future__ import annotations
 
 import os
-import pathlib
 
 import pytest
 

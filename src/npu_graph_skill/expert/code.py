@@ -22,7 +22,7 @@ from npu_graph_skill.core.errors import UserError
 from npu_graph_skill.core.model import Record
 from npu_graph_skill.expert.source_index import SourceIndex, load_index
 from npu_graph_skill.expert.source_match import SiteMatcher
-from npu_graph_skill.expert.source_model import FunctionDef, Site
+from npu_graph_skill.expert.source_model import Site
 from npu_graph_skill.expert.source_tree import SourceTree, describe, open_source_tree
 
 FILE_SYMBOL_RE = re.compile(r"^(?P<file>[\w./\\-]+\.(?:py|cpp|cc|cxx|c|h|hpp|hh|inl)):(?!:)(?P<name>.+)$")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Dict, List
+from typing import Dict
 
 from npu_graph_skill.core.errors import UserError
 from npu_graph_skill.core.render import Style, default_lang, text_table, to_json
@@ -171,14 +171,19 @@ def run_index(args) -> int:
     rows += [[t("scanned", lang), stats["scanned_files"]], [t("reused", lang), stats["reused_files"]],
              [t("seconds", lang), f"{stats['total_seconds']:.2f} (scan {stats['scan_seconds']:.2f}, load {stats['load_seconds']:.2f})"],
              [t("cache", lang), f"{stats['cache_path']} ({stats['cache_bytes'] / 1e6:.1f} MB)"]]
-    width = max(len(str(r[0])) for r in rows)
-    out = [_tree_line(report.tree, lang)] + [f"  {str(k).ljust(width)}  {v}" for k, v in rows]
+    width = max(_width(str(r[0])) for r in rows)
+    out = [_tree_line(report.tree, lang)] + [f"  {k}{' ' * (width - _width(str(k)))}  {v}" for k, v in rows]
     if report.problems:
         out.append(f"{t('problems', lang)} ({counts['files_with_problems']}):")
         out.extend("  " + p for p in report.problems)
     out.extend("note: " + n for n in stats.get("notes", []))
     _print("\n".join(out))
     return 0
+
+
+def _width(text: str) -> int:
+    """Columns on a terminal: CJK characters take two."""
+    return sum(2 if "\u1100" <= ch <= "\uffdc" else 1 for ch in text)
 
 
 def _progress():

@@ -32,7 +32,7 @@ from npu_graph_skill.core.errors import InputError
 from npu_graph_skill.core.model import Record
 from npu_graph_skill.expert.source_index import SourceIndex
 from npu_graph_skill.expert.source_match import SiteMatcher, similarity
-from npu_graph_skill.expert.source_model import FunctionDef, example_pieces, render_pieces
+from npu_graph_skill.expert.source_model import FunctionDef, example_pieces
 from npu_graph_skill.expert.source_tree import describe
 
 DRIFT = ("moved", "changed", "vanished", "missing_file", "wrong")

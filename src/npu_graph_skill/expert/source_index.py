@@ -488,9 +488,3 @@ def _prune(tree: SourceTree, directory: str, keep: str) -> None:
             os.unlink(old)
         except OSError:
             pass
-
-
-def iter_functions(index: SourceIndex) -> Iterator[Tuple[str, FunctionDef]]:
-    for path in index.files:
-        for row in index.rows(path, "functions"):
-            yield path, FunctionDef.from_row(row)

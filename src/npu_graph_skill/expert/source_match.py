@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import re
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Iterable, List, Optional, Sequence, Set, Tuple
 
 from npu_graph_skill.expert.source_model import Site, normalize
 
@@ -32,7 +32,8 @@ NOISE_LINE_RES = [
 ]
 EXC_PREFIX_RE = re.compile(r"^\s*(?:[\w.]+(?:Error|Exception|Warning|Interrupt)|[\w.]*OutOfMemoryError)\s*:\s*")
 PTA_SUFFIX_RE = re.compile(r"\[(?:ERROR|WARN)\] \d{4}-\d\d-\d\d-\d\d:\d\d:\d\d \(PID:[^)]*\) ERR\d{5} [A-Z]+ [\w ]+")
-LOCATION_RE = re.compile(r"([\w./\\-]+\.(?:cpp|cc|cxx|c|h|hpp|py))\"?\s*(?::|, line )\s*(\d+)")
+# (starts only where a path can start, and bounded: a megabyte-long word must not make it quadratic)
+LOCATION_RE = re.compile(r"(?<![\w./\\-])([\w./\\-]{1,300}?\.(?:cpp|cc|cxx|c|h|hpp|py))\"?\s*(?::|, line )\s*(\d+)")
 WORD_RE = re.compile(r"[a-z_][a-z0-9_]{2,}")
 STAGE2 = 40
 MAX_LINE_CHARS = 4000

@@ -12,7 +12,7 @@ import glob
 import os
 import re
 import subprocess
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, Iterator, Optional, Tuple
 
 from npu_graph_skill.core.errors import InputError, UserError
 from npu_graph_skill.core.model import Record
@@ -261,8 +261,3 @@ def _package_tree(root: str, package: str) -> SourceTree:
 
 def describe(tree: SourceTree) -> Dict[str, str]:
     return {"root": tree.root, "kind": tree.kind, "version": tree.version, "label": tree.label, "repo": tree.repo}
-
-
-def short_paths(paths: List[str], limit: int = 5) -> str:
-    shown = ", ".join(paths[:limit])
-    return shown + (f" (+{len(paths) - limit} more)" if len(paths) > limit else "")
