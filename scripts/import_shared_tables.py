@@ -33,6 +33,15 @@ KINDS = [
 
 PHASES = {"capture", "replay", "memory", "update", "compile", "environment"}
 
+# Rows of the shared messages table found wrong when checked against the source (npu-graph code
+# verify-anchors on an Ascend/pytorch checkout); corrected here, each with the evidence.
+MESSAGE_CORRECTIONS = {
+    # AclInterface.cpp:1276@9e73e708 logs "modelRI=" << modelRI << ", path=" << path << ", flags=" << flags
+    "[ACL CALL] aclmdlRIDebugJsonPrint(modelRI=<modelRI>, flags=<flags>)": (
+        r"\[ACL CALL\] aclmdlRIDebugJsonPrint\(modelRI=.*?, path=.*?, flags=.*?\)",
+        "[ACL CALL] aclmdlRIDebugJsonPrint(modelRI=<modelRI>, path=<path>, flags=<flags>)"),
+}
+
 
 def kind_of(family: str) -> str:
     for prefix, kind in KINDS:
@@ -99,6 +108,8 @@ def import_messages(shared: pathlib.Path) -> None:
             re.compile(r["message_regex"])
         except re.error as exc:
             raise SystemExit(f"messages.csv row {index}: bad regex ({exc})")
+        if r["message_example"] in MESSAGE_CORRECTIONS:
+            r["message_regex"], r["message_example"] = MESSAGE_CORRECTIONS[r["message_example"]]
         repo, _, version = (r["repo"].strip() or "Ascend/pytorch").partition("@")
         version = version or ("6b46b284" if repo.endswith("op-plugin") else "9e73e708")
         rows.append({

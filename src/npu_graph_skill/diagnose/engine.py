@@ -90,7 +90,7 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
         "candidates": [{"id": c.id, "kind": "pattern"} for c in candidates[:1]],
         "evidence_summary": {"codes": [c["code"] for c in chain]}}))
     drill = locate.drill_down(evidence, messages, knowledge)
-    drill.extend(_source_drill_down(source_dir, evidence, messages))
+    drill.extend(_source_drill_down(source_dir, evidence, messages, lang))
 
     diagnosis = Diagnosis(
         lang=lang, error=error_line, phase=phase, layer=layer, root_layer=root_layer, fix_in=fix_in,
@@ -295,7 +295,8 @@ def _similar_cases(kb_dir: Optional[str], query: Dict[str, Any]) -> List[Candida
         return []
 
 
-def _source_drill_down(source_dir: Optional[str], evidence: Evidence, messages: List[MessageHit]) -> List[Dict[str, Any]]:
+def _source_drill_down(source_dir: Optional[str], evidence: Evidence, messages: List[MessageHit],
+                       lang: str) -> List[Dict[str, Any]]:
     """With a torch_npu source tree configured, the raise site and function range in the user's version."""
     import os
 
@@ -306,8 +307,10 @@ def _source_drill_down(source_dir: Optional[str], evidence: Evidence, messages: 
         from npu_graph_skill.expert.code import drill_down
     except ImportError:
         return []
-    message = messages[0].entry.example if messages else (evidence.exceptions[-1].message if evidence.exceptions else "")
+    # The user's own words first: concrete values match the source's literals as well as placeholders do.
+    message = (evidence.exceptions[-1].message if evidence.exceptions else
+               messages[0].entry.example if messages else "")
     try:
-        return list(drill_down(evidence.frames, evidence.raise_sites, message, source_dir) or [])
+        return list(drill_down(evidence.frames, evidence.raise_sites, message, source_dir, lang=lang) or [])
     except Exception:  # noqa: BLE001 - an unreadable source tree leaves the drill-down as it is
         return []

@@ -48,8 +48,11 @@ def render_markdown(d: Diagnosis) -> str:
                             [[c.id, f"{c.score:.2f}", c.title, " / ".join(c.evidence[:2])] for c in d.candidates]))
     if d.drill_down:
         out.append(f"\n### {label('drill_down', lang)}\n")
-        out.extend(f"{i}. {s['layer']} {s['kind']}: `{s['where']}` {s.get('function', '')} {('— ' + s['note']) if s.get('note') else ''}".rstrip()
-                   for i, s in enumerate(d.drill_down, start=1))
+        for i, step in enumerate(d.drill_down, start=1):
+            out.append(f"{i}. {step['layer']} {step['kind']}: `{step['where']}` {step.get('function', '')}"
+                       f"{_range(step)} {('— ' + step['note']) if step.get('note') else ''}".rstrip())
+            if step.get("excerpt"):
+                out.append("```\n" + step["excerpt"].rstrip() + "\n```")
     if d.anchors:
         out.append(f"\n### {label('anchors', lang)}\n")
         out.extend(f"- {a}" for a in d.anchors)
@@ -105,7 +108,10 @@ def render_text(d: Diagnosis, style: Style) -> str:
     if d.drill_down:
         out.append("")
         out.append(style.bold(label("drill_down", lang)))
-        out.extend(f"  {s['layer']} {s['kind']}: {s['where']} {s.get('function', '')}".rstrip() for s in d.drill_down)
+        for step in d.drill_down:
+            out.append(f"  {step['layer']} {step['kind']}: {step['where']} {step.get('function', '')}{_range(step)}".rstrip())
+            if step.get("excerpt"):
+                out.extend(style.dim("      " + line) for line in step["excerpt"].rstrip().splitlines())
     if d.anchors:
         out.append("")
         out.append(style.bold(label("anchors", lang)))
@@ -123,6 +129,11 @@ def render_text(d: Diagnosis, style: Style) -> str:
 ROLES = {"consequence": {"en": "consequence of the first error", "zh": "首个错误的结果"},
          "noisy": {"en": "repeated noise", "zh": "重复噪声"},
          "later": {"en": "later error", "zh": "后续错误"}}
+
+
+def _range(step) -> str:
+    """' (lines 240-340)' when the source index knows the enclosing function's range."""
+    return f" (lines {step['start']}-{step['end']})" if step.get("start") and step.get("end") else ""
 
 
 def _role(role: str, lang: str) -> str:
