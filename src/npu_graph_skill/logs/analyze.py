@@ -72,6 +72,7 @@ def analyze_logs(paths: Sequence[str], since: Optional[str] = None, until: Optio
     tasks = plan_tasks(sources, jobs=jobs, context=context, since=since or None, until=until or None, only_rank=rank)
     results = run_tasks(tasks, jobs=jobs, progress=progress)
     report = build_report(sources, tasks, results, limits, context)
+    report.totals["processes"] = worker_count(tasks, jobs or default_jobs(), report.totals["bytes"])
     elapsed = time.perf_counter() - started
     report.totals["seconds"] = round(elapsed, 3)
     report.totals["mb_per_s"] = round(report.totals["bytes"] / 1e6 / elapsed, 1) if elapsed > 0 else None
@@ -167,8 +168,7 @@ def run_tasks(tasks: List[ScanTask], jobs: Optional[int] = None,
                 sizes[task.index] = 0
     total = sum(_task_bytes(t, sizes) for t in tasks)
     done = 0
-    has_stdin = any(t.path is None for t in tasks)
-    if jobs <= 1 or len(tasks) == 1 or total < PARALLEL_MIN_BYTES or has_stdin:
+    if worker_count(tasks, jobs, total) == 1:
         results = []
         for task in tasks:
             results.append(scanner.scan_task(task))
@@ -196,6 +196,13 @@ def run_tasks(tasks: List[ScanTask], jobs: Optional[int] = None,
     finally:
         pool.join()
     return [by_position[i] for i in range(len(tasks))]
+
+
+def worker_count(tasks: List[ScanTask], jobs: int, total: int) -> int:
+    """Processes that scan `tasks`: one when the input is small, on stdin or a single piece."""
+    if jobs <= 1 or len(tasks) == 1 or total < PARALLEL_MIN_BYTES or any(t.path is None for t in tasks):
+        return 1
+    return min(jobs, len(tasks))
 
 
 def _ignore_sigint() -> None:
@@ -273,7 +280,11 @@ def build_report(sources: List[TextSource], tasks: List[ScanTask], results: List
     _fix_lines(merged)
     notes: List[str] = [note for source in sources for note in source.notes]
     for result in results:
-        notes.extend(result.notes)
+        notes.extend(n for n in result.notes if "distinct error signatures" not in n)
+    dropped = sum(r.dropped_signatures for r in results)
+    if dropped:
+        notes.append(f"more than {scanner.MAX_GROUPS} distinct error/warning signatures in one part of the input: "
+                     f"{dropped:,} lines of later signatures were counted but not grouped")
     summaries = _source_summaries(merged)
     groups = _merge_groups(results)
     _resolve_ranks(tasks, results, groups)
@@ -286,6 +297,9 @@ def build_report(sources: List[TextSource], tasks: List[ScanTask], results: List
     role_order = {"decisive": 0, "consequence": 1, "benign": 2}
     errors.sort(key=lambda g: (role_order.get(g.role, 3), _ts_key(g.first_ts), g.first.source, g.first.line))
     warnings.sort(key=lambda g: (-g.count, _ts_key(g.first_ts)))
+    error_lines = sum(g.count for g in errors)
+    warning_lines = sum(g.count for g in warnings)
+    signatures = len(errors)
     if len(errors) > MAX_GROUPS_REPORTED:
         notes.append(f"{len(errors)} distinct error signatures; the report lists the first {MAX_GROUPS_REPORTED}")
         errors = errors[:MAX_GROUPS_REPORTED]
@@ -300,10 +314,10 @@ def build_report(sources: List[TextSource], tasks: List[ScanTask], results: List
         "bytes": total_bytes,
         "lines": sum(r.lines for r in results),
         "candidates": sum(r.candidates for r in results),
-        "errors": sum(g.count for g in errors),
-        "error_signatures": len(errors),
-        "warnings": sum(g.count for g in warnings),
-        "processes": 1,
+        "errors": error_lines,
+        "error_signatures": signatures,
+        "warnings": warning_lines,
+        "uncounted_signature_lines": sum(r.dropped_signatures for r in results),
     }
     severity = "ok"
     if warnings:

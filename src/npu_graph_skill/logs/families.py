@@ -82,17 +82,15 @@ def is_warning(parsed: ParsedLine) -> bool:
 # Signatures: one group per distinct message, whatever its numbers, pointers and paths.
 # -------------------------------------------------------------------------------------------
 
-_VOLATILE = re.compile(
-    r"0x[0-9a-fA-F]+"                      # pointers, handles
-    r"|\b\d{4}-\d\d-\d\d[- ]\d\d:\d\d:\d\d(?:[.:]\d+)*"  # embedded timestamps
-    r"|(?<![A-Za-z])\d+(?:\.\d+)?")         # counters, sizes, ids, ranks
-_SPACES = re.compile(r"\s+")
+# Pointers and handles (0x...), then any run starting with a digit through dots, colons and dashes: counters, sizes,
+# ids, ranks and embedded timestamps (2026-06-30-12:05:19.360.581) all become one `#`.
+_VOLATILE = re.compile(r"0x[0-9a-fA-F]+|\d[\d.:\-]*")
 
 
 def signature(parsed: ParsedLine, codes: List[CodeHit]) -> str:
     """`module|normalised message|codes`: numbers and pointers become `#`, codes are kept apart."""
     message = parsed.message[:240]
-    normal = _SPACES.sub(" ", _VOLATILE.sub("#", message)).strip()
+    normal = " ".join(_VOLATILE.sub("#", message).split())
     code_part = ",".join(hit.code for hit in codes if hit.kind in ("acl", "ecode", "pta", "inner", "hccl"))
     module = parsed.module if parsed.format in ("plog", "npu_g1", "npu_g2", "npu_g3", "torch_py") else parsed.format
     return f"{module}|{normal}|{code_part}"
