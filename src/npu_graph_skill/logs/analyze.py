@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 import time
 from collections import Counter, defaultdict
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from npu_graph_skill.core.errors import InputError, UserError
+from npu_graph_skill.core.errors import UserError
 from npu_graph_skill.core.ingest import TextSource, resolve_sources
 from npu_graph_skill.logs import scan as scanner
 from npu_graph_skill.logs.formats import parse_time, rank_from_path

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Any, Optional
+from typing import Any
 
 from npu_graph_skill.core.errors import UserError
 

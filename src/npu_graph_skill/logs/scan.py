@@ -1,12 +1,13 @@
 """Streaming scan of one log (or one byte range of a large one) into compact, mergeable results.
 
 Why it is fast: a log of hundreds of MB is almost all DEBUG/INFO noise. The scanner reads blocks of a
-few MB, finds the few lines that can matter with `bytes.find` on the lower-cased block (error, warn,
-npugraph, captur, compil, skipping ...), counts the rest without looking at them, and only then
-decodes and parses the candidates with `formats.parse_line`. Line types that are frequent when
-present at all (glog-level lines, allocator statistics) are searched with one regex per block, and
-only in blocks whose first 256 KB show them. Memory stays bounded by the block size: nothing keeps
-a whole file, every per-signature and per-stream accumulator is capped.
+few MB, finds the few lines that can matter with one `bytes.find` pass on a folded copy of the block
+(where "error", "warn" and "graph" all read "erro"), counts the rest without looking at them, and only
+then decodes and parses the candidates with `formats.parse_line`. Line types that are frequent when
+present at all (glog-level lines, allocator statistics, `NPUGRAPH Replay`) are read with one regex per
+block or by position, and only in blocks whose first 256 KB show them; a line repeated up to its
+numbers (an error flood) is counted without a parse after FULL_PARSES occurrences. Memory stays
+bounded by the block size: nothing keeps a whole file, every accumulator is capped.
 
 A scan task is picklable so that files and byte ranges of one big file run in parallel processes
 (`analyze.py` merges them in time order).
@@ -40,7 +41,6 @@ RESERVOIR = 20000  # replay intervals kept per stream for P50/P99
 SAMPLE_BYTES = 256 * 1024
 TAIL_BYTES = 128 * 1024
 
-# Searched in the lower-cased block; each finds the lines of one family (see families.py).
 # One folded needle instead of three passes (each pass over a block costs ~0.7 ms per MB): the translation lower-cases
 # the block and maps w,g→e a→r n,p→o, so "error", "warn" and "graph" all contain "erro" (as do a few words such as
 # "learn" or "wrap", which the line filter in `_line` drops). "graph" stands for every lifecycle line: NPUGRAPH/NPUGraph,
@@ -75,7 +75,6 @@ _GLOG_SEVERE_FIRST = re.compile(rb"(?:\[rank\d+\]:)?[EWFC]\d{4} \d\d:\d\d:\d\d\.
 _ECODE_LINE = re.compile(rb"\n[^\n]{0,200}?(?:\b[EW][0-9A-Z]\d{4}(?::|\[PID)|\[PID: ?\d+\] \d{4}-)")
 # Peaks happen at a malloc (free lines only lower `allocated`; `cached` grows only on malloc): malloc lines suffice.
 _ALLOC_STATS = re.compile(rb"CachingAllocator malloc: malloc = \d+, cached = (\d+), allocated = (\d+)")
-_GLOG_HEAD = re.compile(rb"(?:\[rank(\d+)\]:)?[VI](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{6}) +(\d+) [^\]\n]*\] (?:\[rank:(\d+)\] )?")
 _YEAR_FORMATS = ("plog", "pta_error", "npu_g1", "npu_g2", "cann_ecode")
 
 
