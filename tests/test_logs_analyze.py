@@ -204,6 +204,28 @@ def test_parallel_ranges_match_one_process(tmp_path, monkeypatch):
     assert replay_split.count == replay_single.count
 
 
+def test_window_is_whole_wherever_a_range_starts(tmp_path):
+    """Whatever byte a range starts at, the first failure and its window are those of a one-process scan
+    (a line belongs to the range it starts in; the lines before a range are read as its context)."""
+    lines = [f"[INFO] RUNTIME(7,python):2025-08-06-23:09:{i // 100 % 60:02d}.{i % 1000:03d}.000 [stream.cc:1]7 "
+             f"Setup:[EXEC][DEFAULT]stream_id={i}" for i in range(3000)]
+    lines[1700] = RANK1.splitlines()[7]
+    path = _write(tmp_path / "one.log", "\n".join(lines) + "\n")
+    sources = resolve_sources([str(path)])
+    single = analyze_logs([], sources=sources, jobs=1)
+    size = path.stat().st_size
+    line_start = sum(len(line) + 1 for line in lines[:1700])
+    for cut in (line_start, line_start - 1, line_start + 1, line_start + 5, 40_000, size - 10):
+        tasks = [scan_mod.ScanTask(index=0, name=str(path), path=str(path), start=0, end=cut, year=2025),
+                 scan_mod.ScanTask(index=0, name=str(path), path=str(path), start=cut, end=size, year=2025)]
+        results = analyze_mod.run_tasks(tasks, jobs=1)
+        assert sum(r.lines for r in results) == 3000, cut
+        report = analyze_mod.build_report(sources, tasks, results, dict(analyze_mod.DEFAULT_THRESHOLDS), 30)
+        assert report.first_failure.where.line == 1701, cut
+        assert report.first_failure.window == single.first_failure.window, cut
+        assert report.first_failure.window_first_line == single.first_failure.window_first_line
+
+
 def test_hidden_failure_is_kept_by_reduce_for_diagnosis(tmp_path, shared_cases):
     """A real failure text hidden in a large noisy log: the reduction keeps its decisive lines verbatim."""
     case = next(c for c in shared_cases if c["id"] == "vllm-ascend-2629")

@@ -248,18 +248,24 @@ class _SalvagingGzip:
         self.handle.close()
 
 
+def _align(handle: IO[bytes], start: int) -> int:
+    """Offset of the first line that starts at or after `start` (the line under way belongs to the range before)."""
+    handle.seek(start - 1)
+    pos = start
+    if handle.read(1) != b"\n":
+        while True:
+            rest = handle.readline(MAX_LINE_BYTES)
+            pos += len(rest)
+            if not rest or rest.endswith(b"\n"):
+                break
+    return pos
+
+
 def _blocks(handle: IO[bytes], task: ScanTask, result: TaskResult) -> Iterator[Tuple[bytes, int]]:
-    """(block, file offset of its first byte). A block is `block_bytes` read at once, completed to the end of its
-    last line (one copy, no carry); a line longer than a block arrives in pieces, which keeps memory bounded."""
-    pos = task.start
-    if task.start > 0:
-        handle.seek(task.start - 1)
-        if handle.read(1) != b"\n":  # the line under way belongs to the previous range
-            while True:
-                rest = handle.readline(MAX_LINE_BYTES)
-                pos += len(rest)
-                if not rest or rest.endswith(b"\n"):
-                    break
+    """(block, file offset of its first byte), from where the handle stands (a range is aligned by `scan_task`).
+    A block is `block_bytes` read at once, completed to the end of its last line (one copy, no carry); a line
+    longer than a block arrives in pieces, which keeps memory bounded."""
+    pos = handle.tell() if task.start > 0 else 0
     end = task.end
     size = task.block_bytes
     last = b"\n"
@@ -778,6 +784,12 @@ def scan_task(task: ScanTask) -> TaskResult:
     result = scanner.result
     handle = _open(task)
     first = task.start == 0
+    if task.start > 0:
+        # the lines just before a range are the `before` context of its first windows
+        aligned = _align(handle, task.start)
+        handle.seek(max(0, aligned - TAIL_BYTES))
+        head = handle.read(aligned - max(0, aligned - TAIL_BYTES))
+        scanner.prev_tail = head[head.find(b"\n") + 1:] if aligned > TAIL_BYTES else head
     try:
         for block, offset in _blocks(handle, task, result):
             if first:
