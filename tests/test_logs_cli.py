@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tests.test_logs_analyze import RANK0, RANK1, _corpus
+from test_logs_analyze import RANK0, RANK1, _corpus
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_logs_analyze import _corpus
+from test_logs_analyze import _corpus
 
 # Cases whose error text is a log excerpt (worker prefixes, plog lines, torch_npu + CANN blocks).
 CASES = ["vllm-ascend-2629", "vllm-ascend-13792", "mooncake-2201", "vllm-ascend-9691"]
