@@ -140,8 +140,6 @@ def error_chain(evidence: Evidence, knowledge: Knowledge) -> List[Dict[str, Any]
     for entry in ordered[1:]:
         if entry["role"] == "decisive":
             entry["role"] = "later"
-        if entry["line"] < root["line"] and entry["role"] == "consequence":
-            entry["role"] = "consequence"
     for entry in ordered:
         code_entry = knowledge.codes_for(entry["code"])
         entry["name"] = code_entry[0].name if code_entry else ""
