@@ -9,7 +9,6 @@ import pathlib
 import subprocess
 import sys
 
-import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "capture-default-stream.txt"
