@@ -31,7 +31,8 @@ class PatternScore:
 
     @property
     def first_line(self) -> int:
-        lines = [line for _, line, weight in self.hits if line and weight > 0 and not _is_context(_)]
+        lines = [line for description, line, weight in self.hits
+                 if line and weight > 0 and not _is_context(description)]
         return min(lines) if lines else 0
 
 
@@ -52,9 +53,8 @@ class EvidenceIndex:
         self.evidence = evidence
         self.contexts = contexts
         self.first_code_line: Dict[str, int] = {}
-        for mention in evidence.codes:
-            self.first_code_line.setdefault(mention.code.upper() if not mention.code.startswith("0x") else mention.code,
-                                            mention.input_line)
+        for mention in evidence.codes:  # codes arrive normalised (EE9999, 107027, 0x703001c)
+            self.first_code_line.setdefault(mention.code, mention.input_line)
         self.apis = {name.lower(): line for name, line in evidence.apis.items()}
         self.frame_texts = [(f"{f.file} {f.function} {f.code}", f.input_line) for f in evidence.frames]
         self.frame_texts += [(f"{s.file} {s.function} {s.call}", s.input_line) for s in evidence.raise_sites]

@@ -594,15 +594,14 @@ def _looks_like_member_init(head: str) -> bool:
 def _split_args(blank: str, start: int, end: int) -> List[Tuple[int, int]]:
     """Top-level comma-separated argument spans between start and end (exclusive)."""
     spans: List[Tuple[int, int]] = []
-    depth = 0
     last = start
     i = start
     while i < end:
         ch = blank[i]
-        if ch in "([{":
+        if ch in "([{":  # nested brackets are skipped whole, so every comma seen is top-level
             i = _match(blank, i) + 1
             continue
-        if ch == "," and depth == 0:
+        if ch == ",":
             spans.append((last, i))
             last = i + 1
         i += 1
