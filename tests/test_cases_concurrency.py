@@ -18,7 +18,7 @@ from npu_graph_skill.cases.case import validate
 from npu_graph_skill.cases.catalogue import load_catalogue
 from npu_graph_skill.cases.history import history_is_current
 from npu_graph_skill.cases.location import resolve_kb_dir
-from npu_graph_skill.cases.safe_io import PAUSE_ENV
+from npu_graph_skill.core.files import PAUSE_ENV
 from npu_graph_skill.cases.store import case_stats, init_kb
 
 DATA = pathlib.Path(__file__).parent / "data" / "cases"

@@ -224,7 +224,7 @@ def test_kb_location_order(tmp_path, monkeypatch):
 
 def test_interrupted_write_leaves_neither_case_nor_temp(tmp_path, monkeypatch):
     """Ctrl-C (or any error) between the temp write and the rename."""
-    import npu_graph_skill.cases.safe_io as safe_io
+    import npu_graph_skill.core.files as files
 
     record(tmp_path)  # the knowledge base exists
     real_replace = os.replace
@@ -234,7 +234,7 @@ def test_interrupted_write_leaves_neither_case_nor_temp(tmp_path, monkeypatch):
             raise KeyboardInterrupt
         return real_replace(src, dst)
 
-    monkeypatch.setattr(safe_io.os, "replace", interrupted)
+    monkeypatch.setattr(files.os, "replace", interrupted)
     with pytest.raises(KeyboardInterrupt):
         record(tmp_path, NOVEL)
     monkeypatch.undo()

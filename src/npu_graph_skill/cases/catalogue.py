@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from npu_graph_skill.core.model import Record
 from npu_graph_skill.cases.location import KbLocation
-from npu_graph_skill.cases.safe_io import atomic_write, is_temp_name
+from npu_graph_skill.core.files import atomic_write, is_temp_name
 
 INDEX_VERSION = 1
 SYMPTOM_HEAD_LINES = 12

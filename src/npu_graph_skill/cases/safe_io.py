@@ -1,9 +1,7 @@
-"""Writes that are whole or absent, and one writer at a time.
+"""Writes that are whole or absent (`core.files`), and one writer at a time.
 
-- `atomic_write`: the bytes go to a hidden temp file in the target's folder, are fsync'ed, then
-  `os.replace`d over the target; a reader sees the old file or the new one, never half of one.
-  A writer killed before the rename leaves only its hidden temp file, which every reader ignores
-  and the next writer removes.
+- `atomic_write` (from `core.files`): a writer killed before the rename leaves only its hidden
+  temp file, which every reader ignores and the next writer removes (`remove_stale_temps`).
 - `exclusive_lock`: `fcntl.flock` on a lock file. The kernel drops the lock when its holder dies,
   so a killed writer never blocks the next one.
 """
@@ -15,50 +13,7 @@ import time
 from typing import Iterator, List
 
 from npu_graph_skill.core.errors import UserError
-
-TEMP_PREFIX = "."
-TEMP_SUFFIX = ".tmp"
-# Testing hook: seconds to sleep between the temp write and the rename, to kill a writer there.
-PAUSE_ENV = "NPU_GRAPH_KB_PAUSE_BEFORE_RENAME"
-
-
-def atomic_write(path: str, data: bytes) -> None:
-    folder = os.path.dirname(os.path.abspath(path))
-    tmp = os.path.join(folder, f"{TEMP_PREFIX}{os.path.basename(path)}.{os.getpid()}.{os.urandom(4).hex()}{TEMP_SUFFIX}")
-    # os.open with 0o666 lets the umask decide the mode, as for any file the user creates.
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        pause = os.environ.get(PAUSE_ENV)
-        if pause:
-            time.sleep(float(pause))
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(folder)
-
-
-def _fsync_dir(folder: str) -> None:
-    """Make the rename itself durable (best effort: not every file system allows it)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def is_temp_name(name: str) -> bool:
-    return name.startswith(TEMP_PREFIX) and name.endswith(TEMP_SUFFIX)
+from npu_graph_skill.core.files import is_temp_name
 
 
 def remove_stale_temps(folders: List[str]) -> List[str]:

@@ -20,7 +20,8 @@ from npu_graph_skill.cases.catalogue import CaseGroup, Catalogue, load_catalogue
 from npu_graph_skill.cases.history import count_by, history_is_current, render_history, render_template
 from npu_graph_skill.cases.location import KbLocation, resolve_kb_dir
 from npu_graph_skill.cases.redact import Redactor, default_redactor
-from npu_graph_skill.cases.safe_io import atomic_write, exclusive_lock, remove_stale_temps
+from npu_graph_skill.cases.safe_io import exclusive_lock, remove_stale_temps
+from npu_graph_skill.core.files import atomic_write
 
 OCCURRENCE_SCHEMA = "npu-graph-skill/occurrence/1"
 EXPORT_SCHEMA = "npu-graph-skill/kb-export/1"

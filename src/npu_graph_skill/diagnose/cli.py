@@ -107,15 +107,10 @@ def _emit(text: str, output) -> None:
     if not output:
         sys.stdout.write(text)
         return
-    import os
-    import tempfile
+    from npu_graph_skill.core.files import atomic_write
 
-    directory = os.path.dirname(os.path.abspath(output))
     try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".npu-graph-", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, output)
+        atomic_write(output, text)
     except OSError as exc:
         raise UserError(f"{output}: cannot write ({exc.strerror or exc})") from None
 

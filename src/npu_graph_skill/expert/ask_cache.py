@@ -11,8 +11,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from typing import Any, Dict, Iterable, Optional
+
+from npu_graph_skill.core.files import atomic_write
 
 SCHEMA = "npu-graph-skill/ask-index/1"
 PREFIX = "ask-index-"
@@ -53,14 +54,9 @@ def save(key: str, data: Dict[str, Any]) -> None:
     folder = cache_dir()
     try:
         os.makedirs(folder, exist_ok=True)
-        handle, temp = tempfile.mkstemp(prefix=PREFIX, suffix=".tmp", dir=folder)
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                json.dump({"schema": SCHEMA, "key": key, **data}, out, ensure_ascii=False, separators=(",", ":"))
-            os.replace(temp, os.path.join(folder, f"{PREFIX}{key}.json"))
-        finally:
-            if os.path.exists(temp):
-                os.unlink(temp)
+        atomic_write(os.path.join(folder, f"{PREFIX}{key}.json"),
+                     json.dumps({"schema": SCHEMA, "key": key, **data}, ensure_ascii=False, separators=(",", ":")),
+                     durable=False)
         for name in os.listdir(folder):
             if name.startswith(PREFIX) and name.endswith(".json") and name != f"{PREFIX}{key}.json":
                 os.unlink(os.path.join(folder, name))

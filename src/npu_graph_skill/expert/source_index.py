@@ -14,10 +14,10 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
+from npu_graph_skill.core.files import atomic_write
 from npu_graph_skill.expert.source_model import FunctionDef, Site, file_entry, fill_parameters
 from npu_graph_skill.expert.source_tree import MAX_FILE_BYTES, SourceTree, language_of
 
@@ -454,27 +454,14 @@ def _write_cache(path: str, tree: SourceTree, files: Dict[str, Dict[str, Any]], 
         "files": {rel: _encoded(entry) for rel, entry in files.items()},
     }
     directory = os.path.dirname(path)
-    tmp = None
     try:
         os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".index-", suffix=".tmp", dir=directory)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, ensure_ascii=False, separators=(",", ":"))
-        os.replace(tmp, path)
+        atomic_write(path, json.dumps(data, ensure_ascii=False, separators=(",", ":")), durable=False)
         return True
     except (OSError, TypeError, ValueError) as exc:
         notes.append(f"index not cached ({directory}: {getattr(exc, 'strerror', None) or exc}); "
                      "set NPU_GRAPH_CACHE_DIR to a writable directory to keep it")
-        if tmp and os.path.exists(tmp):
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
         return False
-    except KeyboardInterrupt:
-        if tmp and os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def _prune(tree: SourceTree, directory: str, keep: str) -> None:

@@ -12,11 +12,11 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from npu_graph_skill import __version__
+from npu_graph_skill.core.files import atomic_write
 from npu_graph_skill.core.model import Record
 from npu_graph_skill.knowledge.prefilter import required_literals
 from npu_graph_skill.knowledge.schema import (
@@ -177,10 +177,7 @@ def load_raw_yaml(root: Path = KNOWLEDGE_DIR) -> Dict[str, Any]:
 def _write_cache(path: Path, raw: Dict[str, Any]) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=str(path.parent), prefix=".knowledge-", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(raw, handle, ensure_ascii=False)
-        os.replace(tmp, path)
+        atomic_write(str(path), json.dumps(raw, ensure_ascii=False), durable=False)
     except OSError:
         pass  # read-only home, full disk: run without a cache
 

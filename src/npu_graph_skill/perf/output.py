@@ -3,10 +3,11 @@ so an interrupted run (Ctrl-C) never leaves half a JSON or HTML file behind."""
 from __future__ import annotations
 
 import os
-import tempfile
 from typing import Callable, Union
 
+from npu_graph_skill.core import files
 from npu_graph_skill.core.errors import UserError
+from npu_graph_skill.core.files import atomic_write
 
 
 def check_writable(path: str) -> str:
@@ -22,30 +23,11 @@ def check_writable(path: str) -> str:
 
 
 def write_atomic(path: str, data: Union[str, bytes]) -> None:
-    payload = data.encode("utf-8") if isinstance(data, str) else data
-    write_with(path, lambda tmp: _write_bytes(tmp, payload))
-
-
-def _write_bytes(tmp: str, payload: bytes) -> None:
-    with open(tmp, "wb") as handle:
-        handle.write(payload)
+    check_writable(path)
+    atomic_write(path, data)
 
 
 def write_with(path: str, writer: Callable[[str], None]) -> None:
     """Let `writer` fill a temporary path (same folder, same suffix), then move it into place."""
-    folder = check_writable(path)
-    suffix = os.path.splitext(path)[1]
-    fd, tmp = tempfile.mkstemp(prefix=".npu-graph-", suffix=suffix, dir=folder)
-    os.close(fd)
-    try:
-        writer(tmp)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)  # mkstemp makes 0600; give the file the usual permissions
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    check_writable(path)
+    files.write_with(path, writer, keep_suffix=True)

@@ -14,10 +14,10 @@ import dataclasses
 import hashlib
 import json
 import os
-import tempfile
 from typing import Dict, Iterable, List, Optional, Sequence
 
 from npu_graph_skill import __version__
+from npu_graph_skill.core import files
 from npu_graph_skill.core.errors import UserError
 from npu_graph_skill.core.model import Record
 from npu_graph_skill.skill.bundle import GENERATED, SKILL_NAME, USER, Bundle, BundleFile, _yaml_resource
@@ -61,23 +61,9 @@ def sha256(data: bytes) -> str:
 
 
 def atomic_write(path: str, data: bytes) -> None:
-    """Write through a temporary file in the same folder and rename it over the target."""
-    folder = os.path.dirname(path) or "."
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Write whole or not at all, creating the folder first."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    files.atomic_write(path, data)
 
 
 def _file_hash(path: str) -> Optional[str]:
