@@ -13,18 +13,20 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from npu_graph_skill import __version__
 from npu_graph_skill.core.files import atomic_write
 from npu_graph_skill.core.model import Record
 from npu_graph_skill.knowledge.prefilter import required_literals
+from npu_graph_skill.knowledge.regex_safety import regex_hazard
 from npu_graph_skill.knowledge.schema import (
     Constraint, KnowledgeError, Pattern, parse_constraint, parse_pattern,
 )
 
 KNOWLEDGE_DIR = Path(__file__).resolve().parent
 YAML_SOURCES = ("patterns/*.yaml", "constraints.yaml", "codes/roles.yaml")
+CACHE_SCHEMA = "2"  # 2: a cached file has passed the matcher regex safety check
 
 
 @dataclasses.dataclass
@@ -128,7 +130,7 @@ def _yaml_files(root: Path) -> List[Path]:
 
 
 def _digest(files: List[Path]) -> str:
-    h = hashlib.sha1(__version__.encode())
+    h = hashlib.sha1(f"{__version__}/{CACHE_SCHEMA}".encode())
     for path in files:
         h.update(path.name.encode())
         h.update(path.read_bytes())
@@ -156,8 +158,10 @@ def _load_yaml(path: Path) -> Any:
             raise KnowledgeError(f"{path.name}: invalid YAML ({str(exc).splitlines()[0]})") from None
 
 
-def load_raw_yaml(root: Path = KNOWLEDGE_DIR) -> Dict[str, Any]:
-    """{relative path: parsed YAML} for every knowledge YAML file, from the cache when it is fresh."""
+def load_raw_yaml(root: Path = KNOWLEDGE_DIR, validate: Optional[Callable[[Dict[str, Any]], None]] = None) -> Dict[str, Any]:
+    """{relative path: parsed YAML} for every knowledge YAML file, from the cache when it is fresh.
+
+    `validate` runs on freshly parsed files before they are cached (a file that fails is never cached)."""
     files = _yaml_files(root)
     digest = _digest(files)
     folder = cache_dir()
@@ -169,6 +173,8 @@ def load_raw_yaml(root: Path = KNOWLEDGE_DIR) -> Dict[str, Any]:
         except (OSError, ValueError):
             pass  # a damaged cache is rebuilt below
     raw = {str(path.relative_to(root)): _load_yaml(path) for path in files}
+    if validate is not None:
+        validate(raw)
     if cached:
         _write_cache(cached, raw)
     return raw
@@ -218,15 +224,34 @@ def _messages(root: Path) -> List[MessageEntry]:
             for r in _read_csv(root / "messages.csv")]
 
 
-def build_knowledge(root: Path = KNOWLEDGE_DIR, strict: bool = False) -> Knowledge:
-    """`strict` also compiles every regex (the knowledge tests do; a normal run compiles on demand)."""
-    raw = load_raw_yaml(root)
+def _parse_patterns(raw: Dict[str, Any], strict: bool) -> List[Pattern]:
     patterns: List[Pattern] = []
     for name in sorted(k for k in raw if k.startswith("patterns")):
         entries = raw[name] or []
         if not isinstance(entries, list):
             raise KnowledgeError(f"{name}: must be a list of patterns")
         patterns.extend(parse_pattern(entry, name, strict=strict) for entry in entries)
+    return patterns
+
+
+def check_messages(messages: List["MessageEntry"]) -> None:
+    """Every message regex compiles and cannot backtrack catastrophically."""
+    for entry in messages:
+        try:
+            hazard = regex_hazard(entry.regex, re.IGNORECASE)
+        except re.error as exc:
+            raise KnowledgeError(f"messages.csv: {entry.id}: bad regex {entry.regex!r} ({exc})") from None
+        if hazard:
+            raise KnowledgeError(f"messages.csv: {entry.id}: regex {entry.regex!r} can backtrack catastrophically: {hazard}")
+
+
+def build_knowledge(root: Path = KNOWLEDGE_DIR, strict: bool = False) -> Knowledge:
+    """`strict` also compiles every regex and checks the message table's (the knowledge tests do). Matcher
+    regexes are compiled and checked for catastrophic backtracking whenever the YAML is parsed afresh
+    (a warm cache holds only files that passed); a normal run then compiles them on demand."""
+    fresh: List[List[Pattern]] = []
+    raw = load_raw_yaml(root, validate=lambda parsed: fresh.append(_parse_patterns(parsed, strict=True)))
+    patterns = fresh[0] if fresh else _parse_patterns(raw, strict)
     seen = set()
     for pattern in patterns:
         if pattern.id in seen:
@@ -234,7 +259,10 @@ def build_knowledge(root: Path = KNOWLEDGE_DIR, strict: bool = False) -> Knowled
         seen.add(pattern.id)
     constraints = [parse_constraint(c, "constraints.yaml", seen) for c in raw.get("constraints.yaml") or []]
     codes = _codes(root, raw.get(os.path.join("codes", "roles.yaml")) or {})
-    return Knowledge(patterns, constraints, codes, _messages(root))
+    messages = _messages(root)
+    if strict:
+        check_messages(messages)
+    return Knowledge(patterns, constraints, codes, messages)
 
 
 _KNOWLEDGE: Optional[Knowledge] = None

@@ -12,6 +12,7 @@ from typing import Any, Dict, List, Optional
 
 from npu_graph_skill.core.model import FIX_IN, LANGS, Record
 from npu_graph_skill.knowledge.prefilter import required_literals
+from npu_graph_skill.knowledge.regex_safety import regex_hazard
 
 PHASES = ("capture", "replay", "memory", "update", "compile", "environment")
 FAMILY_OF_PHASE = {"capture": "CAP", "replay": "REP", "memory": "MEM", "update": "UPD",
@@ -169,6 +170,10 @@ def _matcher(where: str, raw: Any, strict: bool) -> Matcher:
             matcher.pattern()
         except re.error as exc:
             raise KnowledgeError(f"{where}: bad regex {matcher.regex!r} ({exc})") from None
+        # One careless matcher would make every diagnosis slow: refuse one that can backtrack catastrophically.
+        hazard = regex_hazard(matcher.regex, re.IGNORECASE)
+        if hazard:
+            raise KnowledgeError(f"{where}: {matcher.type} regex {matcher.regex!r} can backtrack catastrophically: {hazard}")
     if matcher.type == "context" and matcher.phase not in PHASES:
         raise KnowledgeError(f"{where}: context phase {matcher.phase!r} unknown")
     if matcher.type == "code":
