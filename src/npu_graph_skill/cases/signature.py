@@ -31,7 +31,8 @@ _VARIABLE_PARTS: List[Tuple[str, str, str]] = [
      r"[\d:.,/ T-]+"),
     ("uuid", r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b", r"[0-9a-fA-F-]+"),
     ("hex", r"\b0x[0-9A-Fa-f]+\b|\b(?=[0-9a-f]*\d)[0-9a-f]{8,}\b", r"(?:0x)?[0-9A-Fa-f]+"),
-    ("path", r"(?:(?<![\w])[A-Za-z]:|~|\.{1,2}|[\w.+-]+)?(?:[/\\][\w.+-]+)+", ""),
+    # a path starts where a run of name characters starts (the lookbehind keeps a long run linear)
+    ("path", r"(?:(?<![\w])[A-Za-z]:|~|\.{1,2}|(?<![\w.+-])[\w.+-]+)?(?:[/\\][\w.+-]+)+", ""),
     ("num", r"\d+(?:\.\d+)*", r"\d+(?:\.\d+)*"),
     ("space", r"\s+", r"\s+"),
 ]

@@ -20,7 +20,8 @@ from npu_graph_skill.core.errors import InputError
 
 MAX_LINE_BYTES = 64 * 1024
 SNIFF_BYTES = 8192
-ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
+# Bounded: a pasted text full of stray ESC characters must not make each one scan to the end.
+ANSI_RE = re.compile(r"\x1b\[[0-9;?]{0,32}[ -/]{0,8}[@-~]|\x1b\][^\x07\n]{0,512}\x07")
 # Files in a log directory worth reading; everything else (binaries, profiler dbs) is skipped.
 LOG_SUFFIXES = (".log", ".txt", ".out", ".err", ".gz", ".json", ".csv", "")
 

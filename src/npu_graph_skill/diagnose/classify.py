@@ -13,11 +13,11 @@ from npu_graph_skill.core.model import Evidence
 
 CONTEXT_SIGNS: Dict[str, "re.Pattern[str]"] = {
     "capture": re.compile(
-        r"capture_begin|capture_end|CaptureBegin|CaptureEnd|\bcapture_model\b|_capture_\w+|Capturing (?:ACL|CUDA|NPU) graphs"
-        r"|graph[s]? captur|captur\w* (?:the |an? )?(?:ACL|NPU|CUDA)? ?graph|during NPU graph capture|stream is captur|capture mode"
+        r"capture_begin|capture_end|CaptureBegin|CaptureEnd|\bcapture_model\b|_capture_\w|Capturing (?:ACL|CUDA|NPU) graphs"
+        r"|graph[s]? captur|captur\w{0,20} (?:the |an? )?(?:ACL|NPU|CUDA)? ?graph|during NPU graph capture|stream is captur|capture mode"
         r"|torch\.(?:npu|cuda)\.graph\(|graphs\.py\", line \d+, in __enter__|aclmdlRICapture|捕获|入图", re.IGNORECASE),
     "replay": re.compile(r"\breplay|ExecuteAsync|NPUGraph::replay|重放", re.IGNORECASE),
-    "update": re.compile(r"\.update\(|update_capture_record|graph_task_update|TaskUpdate|update_\w*params|task_group|参数更新", re.IGNORECASE),
+    "update": re.compile(r"\.update\(|update_capture_record|graph_task_update|TaskUpdate|update_\w{0,40}params|task_group|参数更新", re.IGNORECASE),
     "compile": re.compile(r"torch\._dynamo|torch\._inductor|compile_fx|torch\.compile|FakeTensor|\bnpugraphs\b|npugraph_ex"
                           r"|torchair|cudagraph_mode|CompilationMode|编译", re.IGNORECASE),
     "memory": re.compile(r"out of memory|OutOfMemory|\bOOM\b|memory pool|mempool|graph_pool_handle|显存|内存", re.IGNORECASE),

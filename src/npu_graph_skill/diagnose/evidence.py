@@ -15,19 +15,28 @@ from npu_graph_skill.core.ingest import strip_ansi
 from npu_graph_skill.core.model import CodeMention, Evidence, ExceptionRecord, Frame, LogEvent, RaiseSite
 from npu_graph_skill.logs.formats import extract_codes, parse_line
 
-FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>[^\s(]+)')
+# Repetitions are bounded and class runs start only where a run starts (a lookbehind), so every
+# regex below costs time linear in the line: a hostile line (a 100 KB run of ':' or digits) cannot
+# make one backtrack. Lines are read up to LINE_WINDOW characters (see `extract_evidence`).
+LINE_WINDOW = 4096
+FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"]{1,1000})", line (?P<line>\d{1,9}), in (?P<func>[^\s(]+)')
 EXCEPTION_RE = re.compile(
     r"^\s*(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Unsupported|Warning)|KeyboardInterrupt))"
     r"(?:: ?(?P<msg>.*))?$")
 NPU_CHECK_RE = re.compile(
-    r"(?P<func>[\w:~<>()]+):(?P<file>[^\s:]+\.(?:cpp|cc|h|hpp|ts|c)):(?P<line>\d+)\s+(?:NPU|OPS|HCCL|DIST) function error: "
-    r"(?P<call>.+?), error code is (?P<code>\d+)")
-RAISED_FROM_RE = re.compile(r"Exception raised from (?P<func>.+?) at (?P<file>[^\s:]+):(?P<line>\d+)")
-CANN_SITE_RE = re.compile(r"\[FUNC:(?P<func>[^\]]*)\]\[FILE:(?P<file>[^\]]*)\]\[LINE:(?P<line>\d+)\]")
-ASSERT_RE = re.compile(r'INTERNAL ASSERT FAILED at "(?P<file>[^"]+)":(?P<line>\d+)')
-C10_WARN_RE = re.compile(r"\[W[\d .:]*\s*(?P<file>[^\s:\]]+):(?P<line>\d+)\] Warning: .*?(?:\(function (?P<func>[^)]+)\))?$")
-TRIGGERED_RE = re.compile(r"\(Triggered internally at (?P<file>[^\s:]+):(?P<line>\d+)\.?\)")
-API_RE = re.compile(r"\b((?:aclmdlRI|AclmdlRI|aclrt|Aclrt|aclsk|Aclsk|aclnn|HcclComm|Hccl)[A-Za-z]\w*|rt[A-Z][A-Za-z]+\w*|aclop[A-Z]\w*)\b")
+    r"(?<![\w:~<>()])(?P<func>[\w:~<>()]{1,300}):(?P<file>[^\s:]{1,300}\.(?:cpp|cc|h|hpp|ts|c)):(?P<line>\d{1,9})\s{1,8}"
+    r"(?:NPU|OPS|HCCL|DIST) function error: (?P<call>.{1,500}?), error code is (?P<code>\d{1,12})")
+RAISED_FROM_RE = re.compile(r"Exception raised from (?P<func>.{1,300}?) at (?P<file>[^\s:]{1,300}):(?P<line>\d{1,9})")
+CANN_SITE_RE = re.compile(r"\[FUNC:(?P<func>[^\]]{0,300})\]\[FILE:(?P<file>[^\]]{0,300})\]\[LINE:(?P<line>\d{1,9})\]")
+ASSERT_RE = re.compile(r'INTERNAL ASSERT FAILED at "(?P<file>[^"]{1,300})":(?P<line>\d{1,9})')
+C10_WARN_RE = re.compile(r"\[W(?:\d{3,4} \d\d:\d\d:\d\d\.\d{1,9})?\s{0,4}(?P<file>[^\s:\]]{1,300}):(?P<line>\d{1,9})\] Warning: "
+                         r".*?(?:\(function (?P<func>[^)]{1,300})\))?$")
+TRIGGERED_RE = re.compile(r"\(Triggered internally at (?P<file>[^\s:]{1,300}):(?P<line>\d{1,9})\.?\)")
+API_RE = re.compile(r"\b((?:aclmdlRI|AclmdlRI|aclrt|Aclrt|aclsk|Aclsk|aclnn|HcclComm|Hccl)[A-Za-z]\w*|rt[A-Z][A-Za-z]\w*|aclop[A-Z]\w*)\b")
+# Each raise-site regex runs only on lines holding its literal (a substring test costs nothing).
+RAISE_SITE_LITERALS = ((RAISED_FROM_RE, "cpp_exception", "Exception raised from"), (CANN_SITE_RE, "cann", "[FUNC:"),
+                       (ASSERT_RE, "assert", "INTERNAL ASSERT FAILED"), (C10_WARN_RE, "warning", "] Warning: "),
+                       (TRIGGERED_RE, "warning", "Triggered internally"))
 # A bare six-digit number is taken as an ACL/runtime code only in the families graph mode meets, and
 # never where the text says it is something else (a pid, a stream or task id).
 BARE_CODE_RE = re.compile(r"(?<![\w.=:\[/-])((?:1|2|3|5)(?:00|07|45|48|61)\d{3})(?![\w.])")
@@ -36,13 +45,13 @@ DECIMAL_INNER_RE = re.compile(r"\b(?:error|ret|retCode|errcode)\s*[=:]\s*(11[7-9
 INNER_RANGE = (0x07000000, 0x07FFFFFF)
 NOT_A_CODE_BEFORE = re.compile(r"(pid|PID|stream_id|task_id|serial number|seq_num|id|size|count)[=: ]*$", re.IGNORECASE)
 VERSION_RES = {
-    "cann": re.compile(r"\bCANN\b[^\d\n]{0,20}?(\d+\.\d+(?:\.\d+)?(?:[.\-](?:RC|rc|alpha|beta|T)?\d*[\w.\-]*)?)"),
+    "cann": re.compile(r"\bCANN\b[^\d\n]{0,20}?(\d{1,4}\.\d{1,4}(?:\.\d{1,4})?(?:[.\-][\w.\-]{0,40})?)"),
     "torch_npu": re.compile(r"\btorch[_-]npu\b[^\d\n]{0,12}?(\d+\.\d+(?:\.\d+)?(?:\.post\d+)?(?:\.dev\d+)?(?:\+[\w.]+)?)"),
     "torch": re.compile(r"\b(?:torch|PyTorch)(?![_-]npu)\b[ =:v-]{1,4}(\d+\.\d+(?:\.\d+)?(?:\+\w+)?)"),
     "vllm_ascend": re.compile(r"\bvllm[-_]ascend\b[^\d\n]{0,20}?v?(\d+\.\d+(?:\.\d+)?(?:rc\d+)?)"),
     "vllm": re.compile(r"\bvllm(?![-_]ascend)\b[ =:v]{1,4}(\d+\.\d+(?:\.\d+)?(?:rc\d+)?)", re.IGNORECASE),
     "python": re.compile(r"\b(?:Python|python)\s?(3\.\d{1,2})\b"),
-    "driver": re.compile(r"\b(?:driver|npu_driver|HDK)\b[^\d\n]{0,12}?(\d+\.\d+\.(?:rc)?\d+[\w.]*)", re.IGNORECASE),
+    "driver": re.compile(r"\b(?:driver|npu_driver|HDK)\b[^\d\n]{0,12}?(\d{1,4}\.\d{1,4}\.(?:rc)?\d[\w.]{0,40})", re.IGNORECASE),
 }
 HARDWARE_RE = re.compile(r"\b(Ascend\s?(?:910|310|950)[A-Z]?\d?|910[BC]\d?|310[PB]\d?|Atlas\s?\d{3}[A-Z]?\s?(?:A[23])?|A[23](?=\s|$|,)|950(?:DT|PR))\b")
 ENV_NAMES = ("ASCEND_LAUNCH_BLOCKING", "TASK_QUEUE_ENABLE", "PYTORCH_NPU_ALLOC_CONF", "HCCL_OP_EXPANSION_MODE",
@@ -69,7 +78,11 @@ def split_lines(text: str) -> List[str]:
 def extract_evidence(text: str, notes: Optional[List[str]] = None) -> Evidence:
     evidence = Evidence(lines=[], notes=list(notes or []))
     seen_codes: Dict[str, int] = {}
+    cut = 0
     for number, raw in enumerate(split_lines(text), start=1):
+        if len(raw) > LINE_WINDOW:  # a joined log or a minified JSON: its head is what a diagnosis can use
+            raw = raw[:LINE_WINDOW]
+            cut += 1
         parsed = parse_line(raw)
         body = _body(raw, parsed)
         evidence.lines.append(body)
@@ -82,6 +95,8 @@ def extract_evidence(text: str, notes: Optional[List[str]] = None) -> Evidence:
         _log_event(evidence, parsed, number)
     _code_lines_of_frames(evidence)
     _versions_and_hardware(evidence)
+    if cut:
+        evidence.notes.append(f"{cut} line(s) longer than {LINE_WINDOW} characters: read their first {LINE_WINDOW}")
     return evidence
 
 
@@ -115,11 +130,13 @@ def _exception(evidence: Evidence, body: str, number: int) -> None:
 
 
 def _raise_sites(evidence: Evidence, body: str, number: int) -> None:
-    for match in NPU_CHECK_RE.finditer(body):
-        evidence.raise_sites.append(RaiseSite(file=match["file"], line=int(match["line"]), function=match["func"],
-                                              kind="npu_check", call=match["call"], input_line=number))
-    for regex, kind in ((RAISED_FROM_RE, "cpp_exception"), (CANN_SITE_RE, "cann"), (ASSERT_RE, "assert"),
-                        (C10_WARN_RE, "warning"), (TRIGGERED_RE, "warning")):
+    if " function error: " in body:
+        for match in NPU_CHECK_RE.finditer(body):
+            evidence.raise_sites.append(RaiseSite(file=match["file"], line=int(match["line"]), function=match["func"],
+                                                  kind="npu_check", call=match["call"], input_line=number))
+    for regex, kind, literal in RAISE_SITE_LITERALS:
+        if literal not in body:
+            continue
         for match in regex.finditer(body):
             groups = match.groupdict()
             evidence.raise_sites.append(RaiseSite(file=groups["file"], line=int(groups["line"]),
@@ -131,7 +148,7 @@ def _codes(evidence: Evidence, body: str, number: int, seen: Dict[str, int]) -> 
     known = {code for code, _, _ in found}
     for match in BARE_CODE_RE.finditer(body):
         code = match.group(1)
-        if code in known or NOT_A_CODE_BEFORE.search(body[:match.start()]):
+        if code in known or NOT_A_CODE_BEFORE.search(body, max(0, match.start() - 64), match.start()):
             continue
         found.append((code, "acl", "mentioned"))
     for match in DECIMAL_INNER_RE.finditer(body):

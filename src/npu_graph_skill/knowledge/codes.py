@@ -15,6 +15,7 @@ from npu_graph_skill.core.errors import UserError
 from npu_graph_skill.core.model import Record
 from npu_graph_skill.knowledge.loader import CodeEntry, load_knowledge
 
+MAX_CODE_CHARS = 64  # longer than any code with its label ("InnerCode=0x0703001c"): not a code
 ECODE = re.compile(r"^[EW][0-9A-Z]\d{4}$")
 PTA = re.compile(r"^ERR\d{5}$")
 HEX = re.compile(r"^0X[0-9A-F]+$")
@@ -32,14 +33,16 @@ class CodeLookup(Record):
 def normalize(code: str) -> str:
     """`'  0x1A213 '` → `'107027'`, `'ee1016'` → `'EE1016'`, `'InnerCode=0x703001c'` → `'0x703001c'`."""
     text = str(code).strip().strip(",.;:()[]'\"")
-    text = re.sub(r"^(innercode|retcode|errcode|error code is|code)\s*[=:]?\s*", "", text, flags=re.IGNORECASE)
+    if len(text) > MAX_CODE_CHARS:
+        raise UserError(f"'{text[:40]}...' is not an error code (try 107027, 0x1a213, EE1016, ERR00100 or 0x7020023)")
+    text = re.sub(r"^(innercode|retcode|errcode|error code is|code)\s*(?:[=:]\s*)?", "", text, flags=re.IGNORECASE)
     upper = text.upper()
     if ECODE.match(upper) or PTA.match(upper):
         return upper
     if HEX.match(upper):
         value = int(upper, 16)
         return "0x%x" % value if INNER_MIN <= value <= INNER_MAX else str(value)
-    if upper.isdigit():
+    if upper.isdigit() and upper.isascii():  # '²' is a digit int() refuses; '١٢' is not a code anyone prints
         return str(int(upper))
     raise UserError(f"'{code}' is not an error code (try 107027, 0x1a213, EE1016, ERR00100 or 0x7020023)")
 

@@ -25,7 +25,9 @@ combination, and kept in ``prefix``. When a vLLM header wraps a line of another 
 ``multiproc_executor.py``), the inner layout wins and the header joins the prefix.
 
 Speed matters (this is the hot path of a 200 MB scan): dispatch is on the first character, a regex runs only for the
-layout that character allows, and dates are converted with a cached day table instead of `datetime`.
+layout that character allows, and dates are converted with a cached day table instead of `datetime`. Every repetition
+is bounded, so a hostile line (a 64 KB run of digits, brackets or colons) costs time linear in its length, and no
+number a regex captures is too long for `int()`.
 """
 from __future__ import annotations
 
@@ -122,15 +124,15 @@ _ANY_TIME_RE = re.compile(
 
 # vLLM multiprocessing workers: "(Worker_TP1 pid=29932) ", "(EngineCore_DP0 pid=1) ", "(VllmWorker TP2 pid=102322) ",
 # Ray actors "(RayWorkerWrapper pid=1, ip=10.0.0.1) ".
-_WORKER_RE = re.compile(r"\(([A-Za-z][\w .:-]{0,60}?) pid=(\d+)(?:, ip=[\w.:]+)?\) ?")
+_WORKER_RE = re.compile(r"\(([A-Za-z][\w .:-]{0,60}?) pid=(\d{1,12})(?:, ip=[\w.:]{1,100})?\) ?")
 # torchrun / torch.distributed: "[rank0]: ", "[rank0]:[W...", torchrun --tee "[default0]:".
-_RANK_PREFIX_RE = re.compile(r"\[(?:rank|default)(\d+)\]: ?")
+_RANK_PREFIX_RE = re.compile(r"\[(?:rank|default)(\d{1,6})\]: ?")
 # grep over several files (or -H): "path/plog-73550_20260524094240186.log:" optionally with -n "…log:12:".
-_GREP_RE = re.compile(r"[\w./~+@-]*?\.(?:log|txt|out|err|gz)(?:\.\d+)?:(?:\d+:)?(?=\S)")
+_GREP_RE = re.compile(r"[\w./~+@-]{0,400}?\.(?:log|txt|out|err|gz)(?:\.\d{1,6})?:(?:\d{1,12}:)?(?=\S)")
 _GREP_HINT_RE = re.compile(r"\.(?:log|txt|out|err|gz)(?:\.\d+)?:")
-_VLLM_RE = re.compile(r"(DEBUG|INFO|WARNING|ERROR|CRITICAL) (\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.\d+)? \[([^\]:]+):(\d+)\] ?")
-_SGLANG_RE = re.compile(r"\[(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)((?: [A-Z]{2,4}\d+)*)\] ")
-_TP_RE = re.compile(r"TP ?(\d+)")
+_VLLM_RE = re.compile(r"(DEBUG|INFO|WARNING|ERROR|CRITICAL) (\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.\d{1,9})? \[([^\]:]{1,300}):(\d{1,9})\] ?")
+_SGLANG_RE = re.compile(r"\[(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)((?: [A-Z]{2,4}\d{1,6}){0,8})\] ")
+_TP_RE = re.compile(r"TP ?(\d{1,6})")
 
 
 def strip_prefixes(text: str) -> Tuple[str, str]:
@@ -175,29 +177,29 @@ def _prefix_step(text: str, pos: int) -> int:
 
 _PLOG_RE = re.compile(
     r"\[(ERROR|WARNING|WARN|INFO|DEBUG|EVENT|TRACE|CRITICAL|FATAL)\] ([A-Z][A-Z0-9_]*)"
-    r"(?:\((-?\d+),([^)]*)\):\s?(\d{4})-(\d\d)-(\d\d)[- ](\d\d):(\d\d):(\d\d)\.(\d{3})\.(\d{3})|(?= \[))\s*")
+    r"(?:\((-?\d{1,12}),([^)]{0,300})\):\s?(\d{4})-(\d\d)-(\d\d)[- ](\d\d):(\d\d):(\d\d)\.(\d{3})\.(\d{3})|(?= \[))\s*")
 _PTA_ERROR_RE = re.compile(
     r"\[(ERROR|WARNING|INFO|DEBUG)\] (\d{4})-(\d\d)-(\d\d)-(\d\d):(\d\d):(\d\d) "
-    r"\(PID:(\d+), Device:(-?\d+), RankID:(-?\d+)\) (ERR(\d\d)\d{3})\s*(\w*)")
+    r"\(PID:(\d{1,12}), Device:(-?\d{1,9}), RankID:(-?\d{1,9})\) (ERR(\d\d)\d{3})\s*(\w{0,100})")
 _NPU_G12_RE = re.compile(
-    r"(?:\[rank:(\d+)\]: ?)?(?:\[(\d+)\] )?\[(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d):(\d{3})\] "
-    r"([\w.]+): \[(DEBUG|INFO|WARNING|ERROR|CRITICAL)\] (?:\[(\d+)\] )?")
-_NPU_BARE_RE = re.compile(r"(torch_npu[\w.]*): \[(DEBUG|INFO|WARNING|ERROR|CRITICAL)\] (?:\[(\d+)\] )?")
+    r"(?:\[rank:(\d{1,6})\]: ?)?(?:\[(\d{1,12})\] )?\[(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d):(\d{3})\] "
+    r"([\w.]{1,200}): \[(DEBUG|INFO|WARNING|ERROR|CRITICAL)\] (?:\[(\d{1,12})\] )?")
+_NPU_BARE_RE = re.compile(r"(torch_npu[\w.]{0,200}): \[(DEBUG|INFO|WARNING|ERROR|CRITICAL)\] (?:\[(\d{1,12})\] )?")
 _GLOG_RE = re.compile(
-    r"([VDIWEFC])(\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{6}) +(\d+)(?: ([^\s\]]+?):(\d+))?\] ?")
+    r"([VDIWEFC])(\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{6}) {1,16}(\d{1,12})(?: ([^\s\]]{1,300}?):(\d{1,9}))?\] ?")
 _C10_RE = re.compile(
-    r"\[([WEIF])(?:(\d{3,4}) (\d\d):(\d\d):(\d\d)\.(\d+))? ?([^\s\]]+?):(\d+)\] ")
+    r"\[([WEIF])(?:(\d{3,4}) (\d\d):(\d\d):(\d\d)\.(\d{1,9}))? ?([^\s\]]{1,300}?):(\d{1,9})\] ")
 _ECODE = r"[EW][0-9A-Z]\d{4}"
 _ECODE_HEAD_RE = re.compile(
-    r"(" + _ECODE + r")(?::\s*|(?=\[PID))(?:\[PID:\s*\[?(\d+)\]?\]?\s*)?"
+    r"(" + _ECODE + r")(?::\s*|(?=\[PID))(?:\[PID:\s*\[?(\d{1,12})\]?\]?\s*)?"
     r"(?:(\d{4})-(\d\d)-(\d\d)-(\d\d):(\d\d):(\d\d)\.(\d{3})\.(\d{3})\s*)?(?:\((" + _ECODE + r")\):\s*)?")
 _PID_ECODE_RE = re.compile(
-    r"\[PID:\s*(\d+)\]\s*(\d{4})-(\d\d)-(\d\d)-(\d\d):(\d\d):(\d\d)\.(\d{3})\.(\d{3})\s*(?:(\w+)\((" + _ECODE + r")\):\s*)?")
+    r"\[PID:\s*(\d{1,12})\]\s*(\d{4})-(\d\d)-(\d\d)-(\d\d):(\d\d):(\d\d)\.(\d{3})\.(\d{3})\s*(?:(\w{1,100})\((" + _ECODE + r")\):\s*)?")
 _EXCEPTION_RE = re.compile(
-    r"((?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning|Unsupported)|Unsupported)): ")
-_CANN_TAIL_RE = re.compile(r"\[FUNC:([^\]]*)\]\[FILE:([^\]]*)\]\[LINE:(\d+)\]")
-_FUNC_RE = re.compile(r"([A-Za-z_~][\w~]*):(?!:)")
-_PTA_APP_RE = re.compile(r"([^\s:]+):([^\s:]+):(\d+): \"\[PTA\]:\"?")
+    r"((?:[A-Za-z_]\w{0,100}\.){0,20}(?:[A-Z]\w{0,100}(?:Error|Exception|Exit|Interrupt|Warning|Unsupported)|Unsupported)): ")
+_CANN_TAIL_RE = re.compile(r"\[FUNC:([^\]]{0,300})\]\[FILE:([^\]]{0,300})\]\[LINE:(\d{1,9})\]")
+_FUNC_RE = re.compile(r"(?<![\w~])([A-Za-z_~][\w~]{0,200}):(?!:)")
+_PTA_APP_RE = re.compile(r"(?<![^\s:])([^\s:]{1,300}):([^\s:]{1,300}):(\d{1,9}): \"\[PTA\]:\"?")
 
 
 def parse_line(text: str, year: Optional[int] = None) -> ParsedLine:
@@ -602,7 +604,7 @@ class CodeHit(NamedTuple):
 
 _CODE_RE = re.compile(
     r"(?<![A-Za-z])(error code is|runtime result =|ErrCode=|ret(?:Code)? ?= ?|InnerCode=|errNo\[|ge result =|ErrorNo:)\s*"
-    r"(0x[0-9a-fA-F]+|\d+)"
+    r"(0x[0-9a-fA-F]{1,16}(?![0-9a-fA-F])|\d{1,12}(?!\d))"
     r"|\b(ERR\d{5})\b"
     r"|(?<![\w.])(" + _ECODE + r")\b")
 

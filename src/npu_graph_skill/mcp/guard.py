@@ -91,6 +91,25 @@ def _outside(shown: str, absolute: str, real: str, roots: Sequence[str]) -> Path
                        "Use a path under one of them, or restart the server with `npu-graph mcp --allow DIR`")
 
 
+MAX_PATH_CHARS = 4096  # PATH_MAX on Linux
+
+
+def _checked_text(path: str, what: str) -> str:
+    """The stripped path, or PathRefused for one no file system accepts (a model may send anything)."""
+    if not isinstance(path, str) or not path.strip():
+        raise PathRefused(f"empty path: give a {what} path")
+    path = path.strip()
+    if len(path) > MAX_PATH_CHARS:
+        raise PathRefused(f"a path of {len(path)} characters, over the {MAX_PATH_CHARS} a file system accepts: give a real {what} path")
+    if "\x00" in path:
+        raise PathRefused(f"{path[:80]!r}: a path cannot contain a NUL character")
+    try:
+        os.fsencode(path)
+    except UnicodeError:
+        raise PathRefused(f"{path[:80]!r}: not a valid file name in this system's encoding") from None
+    return path
+
+
 def _human(size: int) -> str:
     return f"{size / MB:.1f} MB" if size >= MB else f"{size} bytes"
 
@@ -102,11 +121,9 @@ def check_input(path: str, roots: Sequence[str], max_bytes: Optional[int], kind:
     kind: "file", "dir" or "any". A directory is walked (symlinked folders followed once) and
     every entry must resolve under the roots; its regular files count toward `max_bytes`.
     """
-    if not isinstance(path, str) or not path.strip():
-        raise PathRefused("empty path: give a file or directory path")
-    if path.strip() == "-":
+    if isinstance(path, str) and path.strip() == "-":
         raise PathRefused("'-' (stdin) is the MCP channel here: pass the text itself, or a file path")
-    absolute = os.path.abspath(os.path.expanduser(path.strip()))
+    absolute = os.path.abspath(os.path.expanduser(_checked_text(path, "file or directory")))
     real = os.path.realpath(absolute)
     if not is_under(real, roots):
         raise _outside(path, absolute, real, roots)
@@ -134,9 +151,7 @@ def check_input(path: str, roots: Sequence[str], max_bytes: Optional[int], kind:
 
 def check_output_dir(path: str, roots: Sequence[str]) -> str:
     """A folder a tool may write into (it need not exist yet): its resolved path must be under the roots."""
-    if not isinstance(path, str) or not path.strip():
-        raise PathRefused("empty path: give a directory path")
-    absolute = os.path.abspath(os.path.expanduser(path.strip()))
+    absolute = os.path.abspath(os.path.expanduser(_checked_text(path, "directory")))
     real = os.path.realpath(absolute)
     if not is_under(real, roots):
         raise _outside(path, absolute, real, roots)
