@@ -29,7 +29,7 @@ EXACT_HIT_BONUS = 0.3  # an id or code named in the question lifts its entry by 
 # Notes explain how things work, patterns explain failures: a question phrased as "how/what/why"
 # leans to the notes, a pasted error text to the patterns and codes.
 KIND_PRIOR = {"how": {"concept": 1.2, "code": 0.8}, "error": {"pattern": 1.2, "concept": 0.9, "constraint": 0.9}}
-_FIX_RE = re.compile(r"怎么办|如何解决|怎么解决|怎么修|怎么处理.*(报错|错误)|\bhow (do i|to|can i) (fix|solve|resolve|avoid)\b"
+_FIX_RE = re.compile(r"怎么办|如何解决|怎么解决|怎么修|怎么处理.{0,40}(报错|错误)|\bhow (do i|to|can i) (fix|solve|resolve|avoid)\b"
                      r"|\bworkaround\b", re.I)
 _QUESTION_RE = re.compile(r"^\s*(what|how|where|why|which|when|who|can|could|does|do|is|are|should)\b|\?\s*$|？\s*$"
                           r"|什么|怎么|怎样|如何|为什么|为何|哪|吗|呢|是否|原理|机制|区别|作用", re.I)

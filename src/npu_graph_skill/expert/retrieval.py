@@ -158,10 +158,15 @@ def _cjk_tokens(run: str) -> List[str]:
 
 def tokenize(text: str) -> List[str]:
     """Mixed Chinese / English / identifier text → index tokens (see the module docstring)."""
+    return list(_tokenize(text or ""))
+
+
+@functools.lru_cache(maxsize=8)  # one question is tokenized for the search, the coverage and the id lookup
+def _tokenize(text: str) -> Tuple[str, ...]:
     tokens: List[str] = []
-    for cjk, latin in _TOKEN_RE.findall(text or ""):
+    for cjk, latin in _TOKEN_RE.findall(text):
         tokens.extend(_cjk_tokens(cjk) if cjk else _latin_tokens(latin))
-    return tokens
+    return tuple(tokens)
 
 
 # --------------------------------------------------------------------------------------------

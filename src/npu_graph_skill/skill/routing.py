@@ -29,6 +29,9 @@ class Signal:
     weight: float
     pattern: Pattern[str]
     kind: str = "term"  # term (a word or phrase a user writes) | regex (a shape such as an error code)
+    # Case-folded texts one of which every match contains: a substring test skips the regex when none
+    # is in the request, so a pasted 1 MB log costs one pass per literal, not one regex search per signal.
+    literals: Optional[List[str]] = None
 
 
 @dataclasses.dataclass
@@ -63,7 +66,7 @@ class RouteResult(Record):
 # Compiling the table.
 # --------------------------------------------------------------------------------------------
 
-_WORD_EDGE_BEFORE = r"(?<![A-Za-z0-9_])"
+_WORD_EDGE_BEHIND = r"(?<![A-Za-z0-9_][\s\S]{{{}}})"  # no word character before the N characters just matched
 _WORD_EDGE_AFTER = r"(?![A-Za-z0-9_])"
 
 
@@ -74,24 +77,28 @@ def compile_term(term: str) -> Pattern[str]:
     words ("how do * work" finds "how do graph pools work").
     """
     parts: List[str] = []
-    for word in term.split():
+    starts_with_word = term[:1].isalnum() or term[:1] == "_"
+    for index, word in enumerate(term.split()):
         if word == "*":
             parts.append(r"(?:\S+\s+){0,3}?")
             continue
-        if word.endswith("*") and len(word) > 1:
-            parts.append(re.escape(word[:-1]) + r"[\w-]*\s+")
-        else:
-            parts.append(re.escape(word) + r"\s+")
+        stem = word[:-1] if word.endswith("*") and len(word) > 1 else word
+        literal = re.escape(stem)
+        if index == 0 and starts_with_word:
+            # The word edge is checked after the first word, not before it: a regex that starts with
+            # a literal is searched for fast, one that starts with a lookbehind is tried at every position.
+            literal += _WORD_EDGE_BEHIND.format(len(stem))
+        parts.append(literal + (r"[\w-]*\s+" if stem is not word else r"\s+"))
     body = "".join(parts)
     body = body[: -len(r"\s+")] if body.endswith(r"\s+") else body
-    starts_with_word = term[:1].isalnum() or term[:1] == "_"
     ends_with_word = term.rstrip("*")[-1:].isalnum() or term.rstrip("*")[-1:] == "_"
-    return re.compile((_WORD_EDGE_BEFORE if starts_with_word else "") + body
-                      + (_WORD_EDGE_AFTER if ends_with_word and not term.endswith("*") else ""),
-                      re.IGNORECASE)
+    return re.compile(body + (_WORD_EDGE_AFTER if ends_with_word and not term.endswith("*") else ""), re.IGNORECASE)
 
 
 def _compile_signals(groups: List[Dict[str, Any]]) -> List[Signal]:
+    from npu_graph_skill.knowledge.prefilter import required_literals
+    from npu_graph_skill.knowledge.regex_safety import regex_hazard
+
     signals: List[Signal] = []
     for group in groups:
         weight = float(group["weight"])
@@ -100,9 +107,14 @@ def _compile_signals(groups: List[Dict[str, Any]]) -> List[Signal]:
             # Chinese has no spaces between words: a substring is the word. ASCII terms, wherever
             # they are listed, match whole words only ("MCP" must not fire inside "rtMemcpy").
             pattern = compile_term(term) if term.isascii() else re.compile(re.escape(term), re.IGNORECASE)
-            signals.append(Signal(term, weight, pattern))
+            words = [w.rstrip("*").casefold() for w in term.split() if w.rstrip("*")]
+            signals.append(Signal(term, weight, pattern, literals=[max(words, key=len)] if words else None))
         for expression in group.get("regex", []):
-            signals.append(Signal(str(expression), weight, re.compile(str(expression), re.IGNORECASE), "regex"))
+            hazard = regex_hazard(str(expression), re.IGNORECASE)
+            if hazard:  # every request is routed through these: one slow regex slows them all
+                raise ValueError(f"routing table: regex {expression!r} can backtrack catastrophically: {hazard}")
+            signals.append(Signal(str(expression), weight, re.compile(str(expression), re.IGNORECASE), "regex",
+                                  literals=required_literals(str(expression))))
     return signals
 
 
@@ -147,10 +159,13 @@ def score(text: str, table: Optional[RoutingTable] = None) -> Tuple[Dict[str, fl
     table = table or load_table()
     scores: Dict[str, float] = {}
     matched: Dict[str, List[str]] = {}
+    folded = text.casefold()
     for name, skill in table.skills.items():
         total = 0.0
         hits: List[str] = []
         for signal in skill.signals:
+            if signal.literals is not None and not any(literal in folded for literal in signal.literals):
+                continue
             if signal.pattern.search(text):
                 total += signal.weight
                 hits.append(signal.text)
