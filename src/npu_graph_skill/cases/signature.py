@@ -23,7 +23,7 @@ _LOG_PREFIX = re.compile(r"^\s*(?:\([^)]{0,80}\)\s*)?(?:\[?[A-Z]{4,8}\]?\s+)?(?:
 
 # Variable parts, tried in this order at each position (the first alternative that fits wins).
 _CODE_CONTEXT = (r"(?:error\s*code(?:\s+is)?|errcode|err_code|error_code|ret(?:code|urn\s+code)?|result|code)"
-                 r"\s*[:=]?\s*(?:0x[0-9A-Fa-f]+|\d{3,})")
+                 r"\s*(?:[:=]\s*)?(?:0x[0-9A-Fa-f]+|\d{3,})")
 _VARIABLE_PARTS: List[Tuple[str, str, str]] = [
     # (name, regex, generalised regex for a proposal); "keep" parts stay literal
     ("keep", r"(?i:" + _CODE_CONTEXT + r")|\bE[A-Z0-9]\d{4}\b|\bERR\d{5}\b", ""),

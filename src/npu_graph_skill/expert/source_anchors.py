@@ -43,7 +43,7 @@ MESSAGES_DEFAULT_VERSION = "master@9e73e708"
 MESSAGES_TAG_VERSION = "v7.3.0-pytorch2.9.0"
 LINE_RE = re.compile(r"^\s*(\d+)(?:\s*-\s*(\d+))?\s*$")
 MIN_BLOCK_CHARS = 20  # anchored text shorter than this is too common to find again
-FRONTMATTER_RE = re.compile(r"^---\s*\n(.*?)\n---\s*(?:\n|$)", re.S)
+FRONTMATTER_RE = re.compile(r"^---[ \t]*\n(.*?)\n---[ \t]*(?:\n|$)", re.S)
 
 
 @dataclasses.dataclass

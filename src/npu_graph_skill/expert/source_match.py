@@ -26,7 +26,7 @@ NOISE_LINE_RES = [
     re.compile(r"^\s*File \".*\", line \d+"),
     re.compile(r"^\s*frame #\d+"),
     re.compile(r"^\s*\[(?:ERROR|WARN|INFO)\] \d{4}-\d\d-\d\d-\d\d:\d\d:\d\d \(PID:"),  # PTA suffix line
-    re.compile(r"^\s*[~^\s]+$"),  # Python 3.11 caret lines
+    re.compile(r"^[~^\s]+$"),  # Python 3.11 caret lines
     re.compile(r"^\s*During handling of the above exception"),
     re.compile(r"^\s*The above exception was the direct cause"),
 ]

@@ -13,7 +13,8 @@ from typing import Any, Dict, List, Optional
 
 from npu_graph_skill.core.model import Record
 
-PRINTF_RE = re.compile(r"%(?:\d+\$)?[-+ #0']*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|z|j|t|q|I64|I32)?[diouxXeEfFgGaAcspn]")
+# A width never starts with 0 (that is the flag), so flags and width cannot share a digit.
+PRINTF_RE = re.compile(r"%(?:\d+\$)?[-+ #0']*(?:[1-9]\d*|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|z|j|t|q|I64|I32)?[diouxXeEfFgGaAcspn]")
 FORMAT_FIELD_RE = re.compile(r"\{[^{}]*\}")
 # Placeholders written in the messages table and in docs: `<opName>`, `<value>`.
 # (not after a word character: `numeric_limits<uint64_t>` and `data_ptr<bool>()` are code, not placeholders)

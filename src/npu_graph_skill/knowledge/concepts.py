@@ -32,7 +32,7 @@ KNOWN_REPOS = ("Ascend/pytorch", "Ascend/op-plugin", "Ascend/torchair", "pytorch
 ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 LINE_RE = re.compile(r"^(\d+)(?:-(\d+))?$")
 VERSION_RE = re.compile(r"^[A-Za-z0-9][\w.\-]*@[0-9a-f]{7,40}$")
-FRONTMATTER_RE = re.compile(r"\A---\r?\n(.*?)\r?\n---\r?\n(.*)\Z", re.S)
+FRONTMATTER_RE = re.compile(r"\A---\r?\n(.*?)\r?\n---\r?\n", re.S)  # the body is what follows the match
 
 
 class ConceptError(ValueError):
@@ -129,7 +129,7 @@ def parse_note(text: str, name: str = "<note>") -> ConceptNote:
         tags=[str(t) for t in meta.get("tags") or []],
         anchors=[{k: str(v) for k, v in a.items()} if isinstance(a, dict) else a for a in meta.get("anchors") or []],
         related=[str(r) for r in meta.get("related") or []],
-        body=split_sections(match.group(2)),
+        body=split_sections(text.lstrip("\ufeff")[match.end():]),
         references=[str(r) for r in meta.get("references") or []],
         path=name,
     )

@@ -37,14 +37,9 @@ _BASE_ALPHABET = frozenset(chr(c) for c in range(128)) | frozenset(_SAMPLE)
 Chars = FrozenSet[str]
 
 
-_NAMES: dict = {}
-
-
 def _name(op) -> str:
-    name = _NAMES.get(op)
-    if name is None:
-        name = _NAMES[op] = getattr(op, "name", str(op))
-    return name
+    # Opcodes are ints with a name; opcodes of different kinds share values, so never key a dict by them.
+    return getattr(op, "name", None) or str(op)
 
 
 def _parse(pattern: str, flags: int):
