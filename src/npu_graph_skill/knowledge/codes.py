@@ -34,7 +34,7 @@ def normalize(code: str) -> str:
     """`'  0x1A213 '` → `'107027'`, `'ee1016'` → `'EE1016'`, `'InnerCode=0x703001c'` → `'0x703001c'`."""
     text = str(code).strip().strip(",.;:()[]'\"")
     if len(text) > MAX_CODE_CHARS:
-        raise UserError(f"'{text[:40]}...' is not an error code (try 107027, 0x1a213, EE1016, ERR00100 or 0x7020023)")
+        raise UserError(f"{text[:40]!r}... is not an error code (try 107027, 0x1a213, EE1016, ERR00100 or 0x7020023)")
     text = re.sub(r"^(innercode|retcode|errcode|error code is|code)\s*(?:[=:]\s*)?", "", text, flags=re.IGNORECASE)
     upper = text.upper()
     if ECODE.match(upper) or PTA.match(upper):
@@ -44,7 +44,7 @@ def normalize(code: str) -> str:
         return "0x%x" % value if INNER_MIN <= value <= INNER_MAX else str(value)
     if upper.isdigit() and upper.isascii():  # '²' is a digit int() refuses; '١٢' is not a code anyone prints
         return str(int(upper))
-    raise UserError(f"'{code}' is not an error code (try 107027, 0x1a213, EE1016, ERR00100 or 0x7020023)")
+    raise UserError(f"{str(code).strip()!r} is not an error code (try 107027, 0x1a213, EE1016, ERR00100 or 0x7020023)")
 
 
 def lookup(code: str) -> CodeLookup:

@@ -128,7 +128,7 @@ _WORKER_RE = re.compile(r"\(([A-Za-z][\w .:-]{0,60}?) pid=(\d{1,12})(?:, ip=[\w.
 # torchrun / torch.distributed: "[rank0]: ", "[rank0]:[W...", torchrun --tee "[default0]:".
 _RANK_PREFIX_RE = re.compile(r"\[(?:rank|default)(\d{1,6})\]: ?")
 # grep over several files (or -H): "path/plog-73550_20260524094240186.log:" optionally with -n "…log:12:".
-_GREP_RE = re.compile(r"[\w./~+@-]{0,400}?\.(?:log|txt|out|err|gz)(?:\.\d{1,6})?:(?:\d{1,12}:)?(?=\S)")
+_GREP_RE = re.compile(r"(?<![\w./~+@-])[\w./~+@-]{0,400}?\.(?:log|txt|out|err|gz)(?:\.\d{1,6})?:(?:\d{1,12}:)?(?=\S)")
 _GREP_HINT_RE = re.compile(r"\.(?:log|txt|out|err|gz)(?:\.\d+)?:")
 _VLLM_RE = re.compile(r"(DEBUG|INFO|WARNING|ERROR|CRITICAL) (\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.\d{1,9})? \[([^\]:]{1,300}):(\d{1,9})\] ?")
 _SGLANG_RE = re.compile(r"\[(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)((?: [A-Z]{2,4}\d{1,6}){0,8})\] ")
@@ -196,7 +196,7 @@ _ECODE_HEAD_RE = re.compile(
 _PID_ECODE_RE = re.compile(
     r"\[PID:\s*(\d{1,12})\]\s*(\d{4})-(\d\d)-(\d\d)-(\d\d):(\d\d):(\d\d)\.(\d{3})\.(\d{3})\s*(?:(\w{1,100})\((" + _ECODE + r")\):\s*)?")
 _EXCEPTION_RE = re.compile(
-    r"((?:[A-Za-z_]\w{0,100}\.){0,20}(?:[A-Z]\w{0,100}(?:Error|Exception|Exit|Interrupt|Warning|Unsupported)|Unsupported)): ")
+    r"(?<![\w.])((?:[A-Za-z_]\w{0,100}\.){0,20}(?:[A-Z]\w{0,100}(?:Error|Exception|Exit|Interrupt|Warning|Unsupported)|Unsupported)): ")
 _CANN_TAIL_RE = re.compile(r"\[FUNC:([^\]]{0,300})\]\[FILE:([^\]]{0,300})\]\[LINE:(\d{1,9})\]")
 _FUNC_RE = re.compile(r"(?<![\w~])([A-Za-z_~][\w~]{0,200}):(?!:)")
 _PTA_APP_RE = re.compile(r"(?<![^\s:])([^\s:]{1,300}):([^\s:]{1,300}):(\d{1,9}): \"\[PTA\]:\"?")
