@@ -52,3 +52,19 @@ def run_cli(capsys):
         return code, out, err
 
     return run
+
+
+# Hypothesis (the `test` extra): a bounded example budget so `pytest` stays quick in CI;
+# HYPOTHESIS_PROFILE=thorough explores more (and without a time budget per test).
+try:
+    from hypothesis import HealthCheck, settings as _hypothesis_settings
+except ImportError:  # pragma: no cover - the property tests skip themselves
+    pass
+else:
+    _hypothesis_settings.register_profile(
+        "ci", max_examples=40, deadline=None, print_blob=True,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    _hypothesis_settings.register_profile(
+        "thorough", max_examples=1000, deadline=None, print_blob=True,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    _hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
