@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib.util
 import pathlib
-import re
 import shutil
 import sys
 

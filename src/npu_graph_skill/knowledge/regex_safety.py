@@ -88,7 +88,6 @@ def _children(name: str, av) -> List:
 # --------------------------------------------------------------------------------------------
 
 class _Node:
-    kind = ""
     nullable = False
 
     def chars(self) -> Chars:  # every character any match may contain
@@ -96,8 +95,6 @@ class _Node:
 
 
 class _Char(_Node):
-    kind = "char"
-
     def __init__(self, charset: Chars) -> None:
         self.charset = charset
 
@@ -107,7 +104,6 @@ class _Char(_Node):
 
 class _Empty(_Node):
     """Zero-width: anchors, lookarounds, `\\b`."""
-    kind = "empty"
     nullable = True
 
     def chars(self) -> Chars:
@@ -116,7 +112,6 @@ class _Empty(_Node):
 
 class _Opaque(_Node):
     """A back-reference or an atomic group: any text, but never a partner in a hazard."""
-    kind = "opaque"
 
     def __init__(self, charset: Chars, nullable: bool) -> None:
         self.charset = charset
@@ -127,8 +122,6 @@ class _Opaque(_Node):
 
 
 class _Seq(_Node):
-    kind = "seq"
-
     def __init__(self, items: List[_Node]) -> None:
         flat: List[_Node] = []
         for item in items:
@@ -144,8 +137,6 @@ class _Seq(_Node):
 
 
 class _Alt(_Node):
-    kind = "alt"
-
     def __init__(self, branches: List[_Node]) -> None:
         self.branches = branches
         self.nullable = any(b.nullable for b in branches)
@@ -158,8 +149,6 @@ class _Alt(_Node):
 
 
 class _Repeat(_Node):
-    kind = "repeat"
-
     def __init__(self, body: _Node, low: int, high: int, possessive: bool) -> None:
         self.body = body
         self.low = low
