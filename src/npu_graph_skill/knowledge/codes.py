@@ -42,7 +42,7 @@ def normalize(code: str) -> str:
     if HEX.match(upper):
         value = int(upper, 16)
         return "0x%x" % value if INNER_MIN <= value <= INNER_MAX else str(value)
-    if upper.isdigit() and upper.isascii():  # '²' is a digit int() refuses; '١٢' is not a code anyone prints
+    if upper.isdecimal():  # not isdigit(): '²' is a digit that int() refuses
         return str(int(upper))
     raise UserError(f"{str(code).strip()!r} is not an error code (try 107027, 0x1a213, EE1016, ERR00100 or 0x7020023)")
 

@@ -310,6 +310,12 @@ def _parse_body(body: str, year: Optional[int]) -> ParsedLine:
     return _parse_text(body)
 
 
+def small_int(text: str, digits: int = 9) -> Optional[int]:
+    """`text` as an int when it is 1 to `digits` ASCII digits, else None: a hostile line can hold any run
+    of digits where a line number goes, and int() refuses '²' (a digit, not a decimal) and runs over 4300 digits."""
+    return int(text) if 0 < len(text) <= digits and text.isdecimal() else None
+
+
 def _level(word: str) -> str:
     return _LEVEL_WORDS.get(word, word)
 
@@ -341,9 +347,10 @@ def _plog_rest(parsed: ParsedLine, body: str, pos: int) -> None:
     if body.startswith("[", pos):
         close = body.find("]", pos)
         colon = body.rfind(":", pos, close) if close > 0 else -1
-        if colon > pos and body[colon + 1:close].isdigit():
+        line = small_int(body[colon + 1:close]) if colon > pos else None
+        if line is not None:
             parsed.file = body[pos + 1:colon]
-            parsed.line = int(body[colon + 1:close])
+            parsed.line = line
             pos = close + 1
             # TDT: [Func][tid:N]
             if body.startswith("[", pos):
@@ -477,8 +484,8 @@ def _parse_glog(body: str, year: Optional[int]) -> Optional[ParsedLine]:
     is_python = bool(file) and file.endswith(".py")
     if message.startswith("[rank:"):  # G3: "[rank:R] " after the location
         close = message.find("] ")
-        if close > 6 and message[6:close].isdigit():
-            rank = int(message[6:close])
+        rank = small_int(message[6:close], 6) if close > 6 else None
+        if rank is not None:
             message = message[close + 2:]
     else:  # torch formatter: optional " [0/1]" trace id and " [__artifact]"
         while message.startswith("["):
@@ -646,9 +653,8 @@ def normalise_code(raw: str) -> str:
             return hex(int(text, 16))
         except ValueError:
             return text.lower()
-    if text.isdigit():
-        return str(int(text))
-    return text.upper()
+    number = small_int(text, 18)
+    return str(number) if number is not None else text.upper()
 
 
 def _numeric_code(context: str, number: str, text: str) -> Optional[CodeHit]:
@@ -695,8 +701,9 @@ def rank_from_path(path: str) -> Optional[int]:
             if name.startswith(("plog-", "device-")):
                 continue
             stem = os.path.splitext(name)[0]
-            if name in ("stdout.log", "stderr.log", "error.json") and index > 0 and parts[index - 1].isdigit():
-                return int(parts[index - 1])
+            local_rank = small_int(parts[index - 1], 6) if index > 0 else None
+            if name in ("stdout.log", "stderr.log", "error.json") and local_rank is not None:
+                return local_rank
         else:
             stem = name
             match = _DEVICE_DIR_RE.match(name)
