@@ -13,6 +13,7 @@ from npu_graph_skill.core.model import Candidate, Diagnosis, Evidence
 from npu_graph_skill.core.render import default_lang, pick
 from npu_graph_skill.diagnose import classify, locate
 from npu_graph_skill.diagnose.evidence import extract_evidence
+from npu_graph_skill.diagnose.wording import SignatureIndex
 from npu_graph_skill.diagnose.match import (
     KNOWN, EvidenceIndex, MessageHit, PatternScore, match_messages, quoted_lines, rank_patterns,
 )
@@ -63,11 +64,11 @@ def _reduce_logs(sources: List[TextSource]):
 def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowledge,
                       source_dir: Optional[str] = None, kb_dir: Optional[str] = None) -> Diagnosis:
     contexts = classify.phase_contexts(evidence)
-    index = EvidenceIndex(evidence, contexts)
+    index = EvidenceIndex(evidence, contexts, SignatureIndex.for_knowledge(knowledge))
     chain = error_chain(evidence, knowledge)
     root_line = chain[0]["line"] if chain else 0
-    ranked = rank_patterns(knowledge, index, root_line)
-    messages = match_messages(knowledge, evidence, index.lower_text)
+    messages = match_messages(knowledge, index)
+    ranked = rank_patterns(knowledge, index, root_line, messages)
     top = ranked[0] if ranked and ranked[0].score >= KNOWN else None
 
     if top:

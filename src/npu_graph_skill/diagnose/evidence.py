@@ -13,6 +13,7 @@ from typing import Dict, List, Optional
 
 from npu_graph_skill.core.ingest import strip_ansi
 from npu_graph_skill.core.model import CodeMention, Evidence, ExceptionRecord, Frame, LogEvent, RaiseSite
+from npu_graph_skill.diagnose.reflow import unwrap
 from npu_graph_skill.logs.formats import extract_codes, parse_line
 
 FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>[^\s(]+)')
@@ -58,7 +59,7 @@ def split_lines(text: str) -> List[str]:
     """Physical lines; `\\n` written literally inside a Python tuple repr (`str()` of a two-argument
     RuntimeError) is a real line break of the message."""
     lines: List[str] = []
-    for line in strip_ansi(text).splitlines():
+    for line in unwrap(strip_ansi(text).splitlines()):
         if "\\n" in line and ("[ERROR]" in line or "ERR0" in line or "Traceback" in line):
             lines.extend(line.split("\\n"))
         else:
