@@ -109,8 +109,9 @@ def _fires_on(matcher: Matcher, index: EvidenceIndex) -> Optional[int]:
             if regex.search(text):
                 return line
         return None
-    if kind == "env":
-        value = index.evidence.env.get(matcher.name)
+    if kind in ("env", "setting"):
+        found = index.evidence.env if kind == "env" else index.evidence.settings
+        value = found.get(matcher.name if kind == "env" else matcher.name.lower().replace("-", "_"))
         if value is None:
             return None
         return 0 if not matcher.value or matcher.value.lower() in value.lower() else None
@@ -160,7 +161,7 @@ def _linked_message(pattern: Pattern, hits: List[Tuple[str, int, float]],
 
 def describe(matcher: Matcher) -> str:
     detail = matcher.regex or matcher.code or matcher.name or matcher.phase
-    if matcher.type == "env" and matcher.value:
+    if matcher.type in ("env", "setting") and matcher.value:
         detail = f"{matcher.name}={matcher.value}"
     return f"{matcher.type}:{detail}"
 

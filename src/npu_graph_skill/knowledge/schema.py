@@ -17,7 +17,7 @@ PHASES = ("capture", "replay", "memory", "update", "compile", "environment")
 FAMILY_OF_PHASE = {"capture": "CAP", "replay": "REP", "memory": "MEM", "update": "UPD",
                    "compile": "CMP", "environment": "ENV"}
 LAYERS = ("L1", "L2", "L3", "L4")
-MATCHER_TYPES = ("message", "code", "api", "frame", "env", "context", "hardware")
+MATCHER_TYPES = ("message", "code", "api", "frame", "env", "setting", "context", "hardware")
 PATTERN_ID = re.compile(r"^P-(CAP|REP|MEM|UPD|CMP|ENV)-\d{3}$")
 ANCHOR_LINE = re.compile(r"^\d+(-\d+)?$")
 
@@ -161,7 +161,7 @@ def _matcher(where: str, raw: Any, strict: bool) -> Matcher:
                       name=str(raw.get("name", "")), value=str(raw.get("value", "")),
                       phase=str(raw.get("phase", "")))
     needs = {"message": "regex", "frame": "regex", "hardware": "regex", "code": "code", "api": "name",
-             "env": "name", "context": "phase"}[matcher.type]
+             "env": "name", "setting": "name", "context": "phase"}[matcher.type]
     if not getattr(matcher, needs):
         raise KnowledgeError(f"{where}: a {matcher.type} matcher needs '{needs}'")
     if matcher.regex and strict:
