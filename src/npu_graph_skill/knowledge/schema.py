@@ -75,6 +75,7 @@ class Pattern(Record):
     anchors: List[Dict[str, str]]
     references: List[Dict[str, str]]
     examples: List[Dict[str, Any]]
+    negatives: List[Dict[str, str]] = dataclasses.field(default_factory=list)  # near misses it must not match
     scope: Dict[str, str] = dataclasses.field(default_factory=dict)
     fix_locations: List[str] = dataclasses.field(default_factory=list)
     consequence: bool = False
@@ -216,12 +217,17 @@ def parse_pattern(raw: Any, source_file: str, strict: bool = True) -> Pattern:
             raise KnowledgeError(f"{where}: an example is {{case: id}}, {{message: M-nnn}} or {{text: ..., source: ...}}")
         if "text" in example and not example.get("source"):
             raise KnowledgeError(f"{where}: a text example needs its source")
+    negatives = raw.get("negatives") or []
+    for negative in negatives:
+        if not isinstance(negative, dict) or not negative.get("text") or not negative.get("why"):
+            raise KnowledgeError(f"{where}: a negative is {{text: ..., why: ...}} (a near miss and what it really is)")
     return Pattern(
         id=pid, phase=phase, layer=raw["layer"], root_layer=raw["root_layer"], fix_in=raw["fix_in"],
         title=raw["title"], root_cause=raw["root_cause"], trigger=raw["trigger"], scope=raw.get("scope") or {},
         fix_short=raw["fix_short"], fix_long=raw["fix_long"], fix_locations=[str(x) for x in raw.get("fix_locations") or []],
         verification=raw["verification"], matchers=matchers, anchors=anchors, references=references,
-        examples=examples, consequence=bool(raw.get("consequence", False)), source_file=source_file,
+        examples=examples, negatives=[{k: str(v) for k, v in n.items()} for n in negatives],
+        consequence=bool(raw.get("consequence", False)), source_file=source_file,
     )
 
 
