@@ -20,11 +20,11 @@ from npu_graph_skill.core.files import atomic_write
 from npu_graph_skill.core.model import Record
 from npu_graph_skill.knowledge.prefilter import required_literals
 from npu_graph_skill.knowledge.schema import (
-    Constraint, KnowledgeError, Pattern, parse_constraint, parse_pattern,
+    Constraint, ContextSign, KnowledgeError, Pattern, parse_constraint, parse_context_sign, parse_pattern,
 )
 
 KNOWLEDGE_DIR = Path(__file__).resolve().parent
-YAML_SOURCES = ("patterns/*.yaml", "constraints.yaml", "codes/roles.yaml")
+YAML_SOURCES = ("patterns/*.yaml", "constraints.yaml", "codes/roles.yaml", "context_signs.yaml")
 
 
 @dataclasses.dataclass
@@ -95,8 +95,9 @@ class Knowledge:
     """Everything the engine knows, validated, with the lookups the capabilities need."""
 
     def __init__(self, patterns: List[Pattern], constraints: List[Constraint], codes: List[CodeEntry],
-                 messages: List[MessageEntry], digest: str = "") -> None:
+                 messages: List[MessageEntry], digest: str = "", signs: Optional[List[ContextSign]] = None) -> None:
         self.digest = digest  # of the files it was built from; keys data derived from them
+        self.signs = signs or []  # context signs: framework functions, progress lines, settings → phase
         self.patterns = patterns
         self.constraints = constraints
         self.codes = codes
@@ -235,8 +236,11 @@ def build_knowledge(root: Path = KNOWLEDGE_DIR, strict: bool = False) -> Knowled
         seen.add(pattern.id)
     constraints = [parse_constraint(c, "constraints.yaml", seen) for c in raw.get("constraints.yaml") or []]
     codes = _codes(root, raw.get(os.path.join("codes", "roles.yaml")) or {})
+    signs = [parse_context_sign(entry, "context_signs.yaml") for entry in raw.get("context_signs.yaml") or []]
+    if len({sign.id for sign in signs}) != len(signs):
+        raise KnowledgeError("context_signs.yaml: duplicate sign ids")
     digest = _digest(_yaml_files(root) + [root / "messages.csv"])
-    return Knowledge(patterns, constraints, codes, _messages(root), digest=digest)
+    return Knowledge(patterns, constraints, codes, _messages(root), digest=digest, signs=signs)
 
 
 def derived(knowledge: Knowledge, name: str, compute: Callable[[], Any]) -> Any:

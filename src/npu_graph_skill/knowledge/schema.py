@@ -102,6 +102,74 @@ class Constraint(Record):
     truth: Optional[Dict[str, str]] = None
 
 
+SIGN_KINDS = ("frame", "line", "setting")
+SIGN_ID = re.compile(r"^S-\d{3}$")
+
+
+@dataclasses.dataclass
+class ContextSign(Record):
+    """A sign of where in the lifecycle an input comes from: a framework function seen in a frame,
+    a line the framework prints, or a setting — with the phase it points to and how strongly."""
+
+    id: str
+    framework: str
+    kind: str  # frame | line | setting
+    phase: str
+    layer: str
+    weight: float
+    meaning: Dict[str, str]
+    source: Dict[str, str]
+    function: str = ""  # kind frame: the function name as a frame shows it
+    function_regex: str = ""  # kind frame: or a regex over the name
+    file: str = ""  # kind frame: a regex the frame's file must match
+    regex: str = ""  # kind line / setting: a regex over an input line
+    when: str = "at"  # at: the sign's phase is where it stands; after: of what fails after it
+    _compiled: Any = dataclasses.field(default=None, repr=False, compare=False)
+
+    def compiled(self) -> Dict[str, "re.Pattern[str]"]:
+        if self._compiled is None:
+            self._compiled = {name: re.compile(getattr(self, name), re.IGNORECASE)
+                              for name in ("function_regex", "file", "regex") if getattr(self, name)}
+        return self._compiled
+
+
+def parse_context_sign(raw: Any, where: str) -> ContextSign:
+    sid = str(raw.get("id", "")) if isinstance(raw, dict) else ""
+    where = f"{where}: {sid or '<no id>'}"
+    if not SIGN_ID.match(sid):
+        raise KnowledgeError(f"{where}: id must look like S-001")
+    if raw.get("kind") not in SIGN_KINDS:
+        raise KnowledgeError(f"{where}: kind must be one of {', '.join(SIGN_KINDS)}")
+    if raw.get("phase") not in PHASES:
+        raise KnowledgeError(f"{where}: phase must be one of {', '.join(PHASES)}")
+    try:
+        weight = float(raw.get("weight"))
+    except (TypeError, ValueError):
+        raise KnowledgeError(f"{where}: weight must be a number") from None
+    if not 0 < weight <= 1:
+        raise KnowledgeError(f"{where}: weight {weight} outside (0, 1]")
+    if raw["kind"] == "frame" and not (raw.get("function") or raw.get("function_regex")):
+        raise KnowledgeError(f"{where}: a frame sign needs 'function' or 'function_regex'")
+    if raw["kind"] != "frame" and not raw.get("regex"):
+        raise KnowledgeError(f"{where}: a {raw['kind']} sign needs 'regex'")
+    source = raw.get("source")
+    if not isinstance(source, dict) or not source.get("repo") or not source.get("path"):
+        raise KnowledgeError(f"{where}: needs a source (repo, path, line, version)")
+    if raw.get("when", "at") not in ("at", "after"):
+        raise KnowledgeError(f"{where}: 'when' is at or after")
+    _bilingual(where, raw.get("meaning"), "meaning")
+    sign = ContextSign(id=sid, framework=str(raw.get("framework", "")), kind=raw["kind"], phase=raw["phase"],
+                       layer=str(raw.get("layer") or "L1"), weight=weight, meaning=raw["meaning"],
+                       source={k: str(v) for k, v in source.items()}, function=str(raw.get("function") or ""),
+                       function_regex=str(raw.get("function_regex") or ""), file=str(raw.get("file") or ""),
+                       regex=str(raw.get("regex") or ""), when=str(raw.get("when") or "at"))
+    try:
+        sign.compiled()
+    except re.error as exc:
+        raise KnowledgeError(f"{where}: bad regex ({exc})") from None
+    return sign
+
+
 def format_anchor(anchor: Dict[str, str]) -> str:
     text = f"{anchor['repo']} {anchor['path']}:{anchor['line']}@{anchor['version']}"
     return f"{text} ({anchor['note']})" if anchor.get("note") else text
