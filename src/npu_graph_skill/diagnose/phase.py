@@ -23,6 +23,8 @@ MESSAGE_WEIGHT = 0.5
 CUE_WEIGHT = 0.1  # the plain words of a phase somewhere in the text
 CUE_NEAR_WEIGHT = 0.1  # ... and again when they stand next to the error
 NEAR = 3  # lines
+SETTING_FACTOR = 0.5
+EARLIER_PROGRESS_FACTOR = 0.5
 # Exception types that say the phase by themselves (Python's and torch's names).
 EXCEPTION_PHASES: Sequence[Tuple["re.Pattern[str]", str, float]] = (
     (re.compile(r"(?:^|\.)(?:ImportError|ModuleNotFoundError)$"), "environment", 0.35),
@@ -97,7 +99,16 @@ def _line_votes(flow: FlowText, signs: Sequence, error_line: int) -> List[Vote]:
             continue
         if sign.when == "after" and error_line and error_line < line:
             continue  # "capture finished" says nothing about an error printed before it
-        votes.append(Vote(sign.phase, sign.weight, line, f"{sign.id} {sign.kind} ({sign.framework})"))
+        # A setting says graph mode is on and how, more than where it failed: it weighs half.
+        weight = sign.weight * (SETTING_FACTOR if sign.kind == "setting" else 1.0)
+        votes.append(Vote(sign.phase, weight, line, f"{sign.id} {sign.kind} ({sign.framework})"))
+    # Progress lines tell where the run was: the last one before the error is where it failed.
+    progress = [v for v in votes if "line" in v.why and (not error_line or v.line <= error_line)]
+    if len({v.phase for v in progress}) > 1:
+        last = max(progress, key=lambda v: v.line)
+        for vote in progress:
+            if vote.phase != last.phase:
+                vote.weight *= EARLIER_PROGRESS_FACTOR
     return votes
 
 
