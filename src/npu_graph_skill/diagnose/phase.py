@@ -73,7 +73,10 @@ def phase_votes(evidence: Evidence, signs: Sequence, contexts: Dict[str, List[in
 
 def _frame_votes(evidence: Evidence, signs: Sequence) -> List[Vote]:
     votes: List[Vote] = []
+    names = {frame.function for frame in evidence.frames}
     for sign in signs:
+        if sign.function and sign.function not in names:
+            continue
         compiled = sign.compiled()
         for frame in evidence.frames:
             if sign.function and frame.function != sign.function:
