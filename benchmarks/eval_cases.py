@@ -25,7 +25,7 @@ import argparse
 import json
 import pathlib
 import sys
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
@@ -132,7 +132,7 @@ def calibration(rows: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
 
 
 def evaluate(cases_dir: Optional[pathlib.Path] = None, corpus_dir: Optional[pathlib.Path] = CORPUS,
-             perturb: bool = False) -> Dict[str, Any]:
+             perturb: Iterable[str] = ()) -> Dict[str, Any]:
     """Metrics over the development cases (`cases_dir`) and, when given, the corpus, by split.
 
     The top-level figures are those of all cases read; `splits` holds dev and test apart."""
@@ -153,10 +153,12 @@ def evaluate(cases_dir: Optional[pathlib.Path] = None, corpus_dir: Optional[path
     moved = [r for r in rows if r["moved"]]
     if moved:
         result["splits"]["test_with_moved"] = summarize([r for r in rows if r["split"] == "test" or r["moved"]])
-    if perturb:
+    splits = set(perturb)
+    if splits:  # only the splits asked for: the variants of test cases are not for reading while tuning
         from perturb import stability
 
-        result["perturbation"] = stability(cases, rows, expected)
+        chosen = [(c, r) for c, r in zip(cases, rows) if r["split"] in splits]
+        result["perturbation"] = stability([c for c, _ in chosen], [r for _, r in chosen], expected)
     return result
 
 
@@ -166,7 +168,7 @@ def _print_summary(name: str, s: Dict[str, Any]) -> None:
           f"  no candidate {s['no_candidate']:.3f}")
 
 
-def report(result: Dict[str, Any], splits: Iterable[str]) -> None:
+def report(result: Dict[str, Any], splits: Sequence[str]) -> None:
     for split in splits:
         entry = result["splits"].get(split)
         if not entry:
@@ -183,7 +185,7 @@ def report(result: Dict[str, Any], splits: Iterable[str]) -> None:
             _print_summary("test + moved", result["splits"]["test_with_moved"])
     if "perturbation" in result:
         p = result["perturbation"]
-        print(f"perturbation stability {p['stability']:.3f}  ({p['variants']} variants of {p['cases']} cases; "
+        print(f"perturbation stability ({', '.join(splits)}) {p['stability']:.3f}  ({p['variants']} variants of {p['cases']} cases; "
               f"phase kept {p['phase_kept']:.3f}, top pattern kept {p['top_kept']:.3f})")
         for kind, value in p["by_kind"].items():
             print(f"  {kind:16} {value:.3f}")
@@ -202,8 +204,8 @@ def main(argv=None) -> int:
     if not cases_dir.is_dir() and not corpus_dir.is_dir():
         print(f"error: neither {cases_dir} nor {corpus_dir} is a folder of cases", file=sys.stderr)
         return 2
-    result = evaluate(cases_dir if cases_dir.is_dir() else None, corpus_dir, perturb=args.perturb)
     splits = ("dev", "test") if args.split == "all" else (args.split,)
+    result = evaluate(cases_dir if cases_dir.is_dir() else None, corpus_dir, perturb=splits if args.perturb else ())
     if args.json:
         shown = {k: v for k, v in result.items() if k != "rows"}
         shown["rows"] = [r for r in result["rows"] if r["split"] in splits]

@@ -14,11 +14,10 @@ from typing import Any, Callable, Dict, List
 
 PREFIX_RE = re.compile(r"^(?:\((?:Worker|EngineCore|VllmWorker|APIServer)[^)]*\)\s*(?:(?:ERROR|INFO|WARNING|DEBUG)\s+\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+\[[^\]]*\]\s*)?"
                        r"|\[rank\d+\]:\s*)")
+# Neutral words around the paste: they add no claim about the failure (a "works in eager" would).
 PROSE = {
-    "zh": ("我在昇腾服务器上开启图模式跑服务时遇到下面的报错，关掉图模式就正常，求大佬帮忙看看：\n```\n",
-           "\n```\n版本都是官方镜像里的，谢谢！"),
-    "en": ("Hi, I hit this when starting the server with graph mode on (eager works). Full output below:\n```\n",
-           "\n```\nAny idea what is going on? Thanks."),
+    "zh": ("运行的时候遇到下面的报错，麻烦大家帮忙看一下：\n```\n", "\n```\n谢谢！"),
+    "en": ("Hi all, I got the output below when running my job. Can anyone help?\n```\n", "\n```\nThanks in advance."),
 }
 
 
