@@ -32,8 +32,16 @@ def test_the_context_sign_table_loads_with_sources():
         assert sign.meaning["en"] and sign.meaning["zh"], sign.id
 
 
-def test_framework_capture_frames_give_the_phase_when_no_pattern_fits():
+def test_a_python_error_on_the_capture_path_is_the_not_graph_ready_pattern():
     report = diagnose(text=CAPTURE_PATH, lang="en")
+    assert report.phase == "capture" and report.candidates[0].id == "P-CAP-025"
+
+
+def test_framework_capture_frames_give_the_phase_when_no_pattern_fits():
+    text = CAPTURE_PATH.replace("AttributeError: 'DecodeMeta' object has no attribute 'slot_table'",
+                                "RuntimeError: widget table lookup returned code 7 for entry 12")
+    report = diagnose(text=text, lang="en")
+    assert report.novel
     assert report.phase == "capture"
     assert report.confidence <= 0.3 or not report.novel
     assert report.candidates, "a report with a phase sign lists candidates"
@@ -52,7 +60,9 @@ def test_an_error_after_capture_finished_is_not_a_capture_error():
 
 
 def test_chinese_report_gets_the_reasons_in_chinese():
-    report = diagnose(text=CAPTURE_PATH, lang="zh")
+    text = CAPTURE_PATH.replace("AttributeError: 'DecodeMeta' object has no attribute 'slot_table'",
+                                "RuntimeError: widget table lookup returned code 7 for entry 12")
+    report = diagnose(text=text, lang="zh")
     assert report.root_cause["trigger"].startswith("阶段判断依据")
 
 

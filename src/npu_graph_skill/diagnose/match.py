@@ -144,18 +144,18 @@ def score_pattern(pattern: Pattern, index: EvidenceIndex, messages: Optional[Dic
 
 def _linked_message(pattern: Pattern, hits: List[Tuple[str, int, float]],
                     messages: Dict[str, MessageHit]) -> Optional[Tuple[str, int, float]]:
-    """A torch_npu message the pattern lists among its examples, found in the input (perhaps in
-    another release's words) while none of the pattern's own message matchers fired: it counts
-    as the pattern's strongest message matcher would."""
+    """A torch_npu message the pattern lists among its examples, found in another release's words
+    while none of the pattern's own message matchers fired: it counts as the pattern's strongest
+    message matcher would, at the reworded share. (Found word for word, the pattern's own regexes
+    decide: where they do not fire, their author excluded that text.)"""
     if any(description.startswith("message:") and weight > 0 for description, _, weight in hits):
         return None
     strongest = max((m.weight for m in pattern.matchers if m.type == "message" and m.weight > 0), default=0.0)
     for example in pattern.examples:
         hit = messages.get(str(example.get("message", "")))
-        if hit and strongest:
-            share = 1.0 if hit.coverage >= 1.0 else FUZZY_SHARE * hit.coverage
-            return (f"message:{hit.entry.id} of the torch_npu table" + ("" if share == 1.0 else f" (reworded, {share:.2f})"),
-                    hit.line, round(strongest * share, 4))
+        if hit and strongest and hit.coverage < 1.0:
+            share = FUZZY_SHARE * hit.coverage
+            return (f"message:{hit.entry.id} of the torch_npu table (reworded, {share:.2f})", hit.line, round(strongest * share, 4))
     return None
 
 

@@ -31,6 +31,7 @@ MAX_ANCHORS = 40
 WORD_RE = re.compile(r"[a-z0-9]+(?:_[a-z0-9]+)*")
 GAP = None  # a variable part inside a signature (a class, an optional group, a value)
 SENTENCE_END = re.compile(r"[.;!?]\s+")
+LOOKAROUND = re.compile(r"\(\?<?[!=]")
 # Function words carry little meaning whatever their rarity among the knowledge's messages.
 FUNCTION_WORDS = frozenset(
     "a an the is are was were be been to of in on at by for from with as and or if when while during this that these "
@@ -46,7 +47,10 @@ class Signature(NamedTuple):
 
 def signatures(regex: str) -> List[Signature]:
     """The fixed words of each sentence of each top-level alternative of `regex`, in order; sentences
-    with too few words are left out (a long message is recognised by any one of its sentences)."""
+    with too few words are left out (a long message is recognised by any one of its sentences).
+    A regex with a lookaround has none: its author excluded texts that words alone cannot tell apart."""
+    if LOOKAROUND.search(regex):
+        return []
     try:
         parsed = _sre_parse.parse(regex, re.IGNORECASE)
     except Exception:  # noqa: BLE001 - an unparsable regex simply has no signature
@@ -230,7 +234,7 @@ def _aligned(signature: Signature, weights: List[float], window: List[str]) -> T
     return table[0][0], matched
 
 
-SIGNATURES_VERSION = "2"  # bump when `signatures` changes what it derives
+SIGNATURES_VERSION = "3"  # bump when `signatures` changes what it derives
 
 
 class SignatureIndex:
