@@ -67,7 +67,8 @@ def _reduce_logs(sources: List[TextSource]):
 
 def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowledge,
                       source_dir: Optional[str] = None, kb_dir: Optional[str] = None) -> Diagnosis:
-    contexts = classify.phase_contexts(evidence)
+    cues = classify.cue_lines(evidence.lines, knowledge.signs)
+    contexts = classify.phase_contexts(evidence, cues, knowledge.signs)
     index = EvidenceIndex(evidence, contexts, SignatureIndex.for_knowledge(knowledge))
     chain = error_chain(evidence, knowledge)
     root_line = chain[0]["line"] if chain else 0
@@ -79,7 +80,7 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
         pattern = top.pattern
         phase, root_layer, fix_in = pattern.phase, pattern.root_layer, pattern.fix_in
         layer = pattern.layer
-    votes = phase_votes(evidence, knowledge.signs, contexts, messages, index.flow, _error_line_number(evidence, root_line))
+    votes = phase_votes(evidence, knowledge.signs, cues, messages, index.flow, _error_line_number(evidence, root_line))
     if not top:
         pattern = None
         phase, _ = decide(votes)

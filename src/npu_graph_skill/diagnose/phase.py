@@ -20,9 +20,7 @@ from npu_graph_skill.knowledge.prefilter import required_literals
 
 CODE_WEIGHT = 0.45
 MESSAGE_WEIGHT = 0.5
-CUE_WEIGHT = 0.1  # the plain words of a phase somewhere in the text
-CUE_NEAR_WEIGHT = 0.1  # ... and again when they stand next to the error
-NEAR = 3  # lines
+NEAR = 3  # lines: a phase word this close to the error counts twice
 SETTING_FACTOR = 0.5
 EARLIER_PROGRESS_FACTOR = 0.5
 # Exception types that say the phase by themselves (Python's and torch's names).
@@ -45,12 +43,16 @@ class Vote:
         return {"phase": self.phase, "weight": round(self.weight, 3), "line": self.line, "why": self.why}
 
 
-def phase_votes(evidence: Evidence, signs: Sequence, contexts: Dict[str, List[int]], messages: Sequence,
+def phase_votes(evidence: Evidence, signs: Sequence, cues: Dict[str, List[int]], messages: Sequence,
                 flow: FlowText, error_line: int) -> List[Vote]:
-    """Every sign's vote, strongest first."""
+    """Every sign's vote, strongest first. `cues`: the lines of each generic sign (`classify.cue_lines`)."""
     votes: List[Vote] = []
     votes.extend(_frame_votes(evidence, [s for s in signs if s.kind == "frame"]))
-    votes.extend(_line_votes(flow, [s for s in signs if s.kind != "frame"], error_line))
+    specific = _line_votes(flow, [s for s in signs if s.kind != "frame" and s.framework != "generic"], error_line)
+    votes.extend(specific)
+    # A line a framework's own sign explains ("Graph capturing finished") is not also a plain phase word.
+    explained = {vote.line for vote in specific}
+    votes.extend(_cue_votes([s for s in signs if s.id in cues], cues, error_line, explained))
     code = next((m for m in evidence.codes if m.code in PHASE_OF_CODE), None)
     if code:
         votes.append(Vote(PHASE_OF_CODE[code.code], CODE_WEIGHT, code.input_line, f"error code {code.code}"))
@@ -63,11 +65,21 @@ def phase_votes(evidence: Evidence, signs: Sequence, contexts: Dict[str, List[in
             if regex.search(record.type):
                 votes.append(Vote(phase, weight, record.input_line, f"exception {record.type}"))
                 break
-    for phase, lines in contexts.items():
-        votes.append(Vote(phase, CUE_WEIGHT, lines[0], f"words of the {phase} phase"))
-        if error_line and any(abs(n - error_line) <= NEAR for n in lines):
-            votes.append(Vote(phase, CUE_NEAR_WEIGHT, error_line, f"words of the {phase} phase next to the error"))
     votes.sort(key=lambda v: (-v.weight, v.line))
+    return votes
+
+
+def _cue_votes(signs: Sequence, cues: Dict[str, List[int]], error_line: int, explained: set) -> List[Vote]:
+    """The plain words of a phase vote once, and once more where they stand next to the error."""
+    votes: List[Vote] = []
+    for sign in signs:
+        lines = [n for n in cues[sign.id] if n not in explained]
+        if not lines:
+            continue
+        votes.append(Vote(sign.phase, sign.weight, lines[0], f"{sign.id} words of the {sign.phase} phase"))
+        near = [n for n in lines if error_line and abs(n - error_line) <= NEAR]
+        if near:
+            votes.append(Vote(sign.phase, sign.weight, near[0], f"{sign.id} words of the {sign.phase} phase next to the error"))
     return votes
 
 
