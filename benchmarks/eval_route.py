@@ -5,6 +5,7 @@
     python benchmarks/eval_route.py --split test      # read at the end: with and without moved cases
     python benchmarks/eval_route.py --split all --misses
     python benchmarks/eval_route.py --split test --json
+    python benchmarks/eval_route.py --split dev --no-knowledge   # the cues alone
 
 The requests are `benchmarks/route_corpus/questions.yaml` (see its README): 111 real questions,
 about half Chinese, each labelled with a sub-skill or `vague`. A vague request is handled when the
@@ -46,11 +47,11 @@ def load_questions(corpus: pathlib.Path = CORPUS) -> List[Dict[str, Any]]:
     return questions
 
 
-def routed(question: str) -> Dict[str, Any]:
+def routed(question: str, knowledge: bool = True) -> Dict[str, Any]:
     """What the router did with one request: the skill, or `asked back`, and the secondary route."""
     from npu_graph_skill.skill.routing import route
 
-    result = route(question)
+    result = route(question) if knowledge else route(question, knowledge=False)
     asked = bool(getattr(result, "ask_back", None))
     return {"got": ASKED_BACK if asked else result.skill, "secondary": getattr(result, "secondary", None),
             "reason": result.reason}
@@ -60,10 +61,10 @@ def is_right(label: str, got: str) -> bool:
     return got == ASKED_BACK if label == VAGUE else got == label
 
 
-def evaluate(questions: List[Dict[str, Any]]) -> Dict[str, Any]:
+def evaluate(questions: List[Dict[str, Any]], knowledge: bool = True) -> Dict[str, Any]:
     rows = []
     for q in questions:
-        r = routed(q["question"])
+        r = routed(q["question"], knowledge)
         rows.append({"id": q["id"], "lang": q["lang"], "route": q["route"], "secondary": q.get("secondary"),
                      "got": r["got"], "got_secondary": r["secondary"], "reason": r["reason"],
                      "ok": is_right(q["route"], r["got"]), "question": q["question"]})
@@ -128,13 +129,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--split", choices=("dev", "test", "all"), default="dev")
     parser.add_argument("--misses", action="store_true", help="list every request routed wrong")
+    parser.add_argument("--no-knowledge", action="store_true",
+                        help="route on the cues alone (to see what the knowledge signal adds)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     questions = load_questions()
     moved = moved_to_dev(CORPUS)
-    results = {args.split: evaluate(select(questions, args.split, moved, include_moved=False))}
+    knowledge = not args.no_knowledge
+    results = {args.split: evaluate(select(questions, args.split, moved, include_moved=False), knowledge)}
     if args.split == "test" and moved:
-        results["test with moved cases"] = evaluate(select(questions, "test", moved, include_moved=True))
+        results["test with moved cases"] = evaluate(select(questions, "test", moved, include_moved=True), knowledge)
     if args.json:
         print(json.dumps(results, ensure_ascii=False, indent=2))
         return 0
