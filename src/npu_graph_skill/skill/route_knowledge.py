@@ -39,6 +39,7 @@ class KnowledgeMatch:
     shares: Dict[str, float]
     best: Dict[str, str]  # sub-skill -> id of its best entry
     coverage: float  # share of the request's words (by rarity) the best entry explains
+    terms: int  # how many distinct words of the request the best entry shares
 
 
 @dataclasses.dataclass
@@ -154,7 +155,7 @@ def match(text: str) -> Optional[KnowledgeMatch]:
     leader = max(best.values(), key=lambda item: item[0])
     return KnowledgeMatch(shares={owner: score / top for owner, (score, _, _) in best.items()},
                           best={owner: entry_id for owner, (_, entry_id, _) in best.items()},
-                          coverage=index.coverage(text, leader[2]))
+                          coverage=index.coverage(text, leader[2]), terms=len(set(leader[2])))
 
 
 def describe() -> Dict[str, Any]:

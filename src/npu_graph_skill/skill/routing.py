@@ -268,8 +268,8 @@ def _add_knowledge(found: Dict[str, Evidence], text: str, table: RoutingTable) -
         known = route_knowledge.match(text)
     except Exception:  # noqa: BLE001 - a damaged knowledge file must not break routing
         return False
-    if known is None or known.coverage < table.knowledge_coverage:
-        return False
+    if known is None or known.coverage < table.knowledge_coverage or known.terms < 2:
+        return False  # one stray word in common is not a subject
     for name, share in known.shares.items():
         if name in found:
             found[name].knowledge = round(table.knowledge_weight * share, 2)
@@ -321,7 +321,10 @@ def route(text: str, table: Optional[RoutingTable] = None, knowledge: bool = Tru
         return ask(best)  # only subject words: what does the user want done?
     if not anchored:
         return ask(None)  # a bare question form, nothing about graph mode
-    secondary = next((name for name in wanting if name != best and found[name].total >= table.min_score
+    # A second concern needs an intent or a held item of its own worth `min_score`: subject words
+    # and knowledge alone do not make the user want a second thing.
+    secondary = next((name for name in wanting if name != best
+                      and found[name].by_kind["intent"] + found[name].by_kind["holds"] >= table.min_score
                       and found[name].total >= table.secondary_ratio * best_total), None)
     if secondary:
         return RouteResult(best, scores, matched, "mixed", runner_up=secondary, secondary=secondary)
