@@ -66,7 +66,8 @@ def _sections(owner: str, name: str, text: str) -> List[Tuple[str, str, Dict[str
 
 
 def documents() -> List[Tuple[str, str, Dict[str, str]]]:
-    """(owner sub-skill, entry id, fields) for every piece of knowledge a sub-skill owns."""
+    """(owner sub-skill, entry id, fields) for every piece of knowledge a sub-skill owns. Raises
+    `IncompleteKnowledge` (after collecting the rest) when the patterns and constraints do not load."""
     import yaml
 
     from npu_graph_skill.expert import ask
@@ -78,6 +79,7 @@ def documents() -> List[Tuple[str, str, Dict[str, str]]]:
     if knowledge is not None:
         docs += [(DIAG, e.id, e.fields) for e in ask.pattern_entries(knowledge)]
         docs += [(EXPERT, e.id, e.fields) for e in ask.constraint_entries(knowledge)]
+    complete = knowledge is not None
     with open(os.path.join(_package_dir(), "knowledge", "log_findings.yaml"), encoding="utf-8") as handle:
         for finding in yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or []:
             docs.append((LOGS, str(finding["id"]), {
@@ -91,7 +93,17 @@ def documents() -> List[Tuple[str, str, Dict[str, str]]]:
         docs.append((MCP, f"agent:{agent_id}", {
             "title": f"{agent.get('name', agent_id)} MCP skills", "tags": f"{agent.get('project', '')} {agent.get('user', '')}",
             "body": ask._both(agent.get("mcp"))}))
+    if not complete:
+        raise IncompleteKnowledge(docs)
     return docs
+
+
+class IncompleteKnowledge(Exception):
+    """The patterns and constraints did not load: route on what did, but do not cache it."""
+
+    def __init__(self, docs: List[Tuple[str, str, Dict[str, str]]]) -> None:
+        super().__init__("knowledge base not loaded")
+        self.docs = docs
 
 
 def _index_key() -> str:
@@ -132,10 +144,15 @@ def route_index() -> RouteIndex:
         except (KeyError, TypeError, ValueError):
             bm25 = None
     if bm25 is None:
+        try:
+            docs, complete = documents(), True
+        except IncompleteKnowledge as partial:
+            docs, complete = partial.docs, False
         bm25 = BM25Index(FIELD_WEIGHTS)
-        for owner, entry_id, fields in documents():
+        for owner, entry_id, fields in docs:
             bm25.add(f"{owner}|{entry_id}", fields)
-        ask_cache.save(key, {"bm25": bm25.state()}, prefix=CACHE_PREFIX)
+        if complete:  # only a complete index is worth keeping
+            ask_cache.save(key, {"bm25": bm25.state()}, prefix=CACHE_PREFIX)
     _INDEX = RouteIndex(bm25=bm25, key=key)
     return _INDEX
 

@@ -321,11 +321,21 @@ def route(text: str, table: Optional[RoutingTable] = None, knowledge: bool = Tru
         return ask(best)  # only subject words: what does the user want done?
     if not anchored:
         return ask(None)  # a bare question form, nothing about graph mode
-    # A second concern needs an intent or a held item of its own worth `min_score`: subject words
-    # and knowledge alone do not make the user want a second thing.
-    secondary = next((name for name in wanting if name != best
-                      and found[name].by_kind["intent"] + found[name].by_kind["holds"] >= table.min_score
-                      and found[name].total >= table.secondary_ratio * best_total), None)
+    # A second concern needs an intent or a held item of its own worth `min_score` — subject words
+    # and knowledge alone do not make the user want a second thing — and a fair share of the first
+    # concern's intent (a long pasted traceback does not drown the question asked after it).
+    def cue(name: str) -> float:
+        return found[name].by_kind["intent"] + found[name].by_kind["holds"]
+
+    def own_concern(name: str) -> bool:
+        # A failure word next to another subject ("the MCP server fails to connect", "the profiler
+        # cannot collect kernels") describes that subject; the diagnosis is a second concern only
+        # when something was pasted to diagnose.
+        return name != table.fallback or found[name].by_kind["holds"] > 0
+
+    first_intent = found[best].by_kind["intent"] or cue(best)
+    secondary = next((name for name in wanting if name != best and own_concern(name) and cue(name) >= table.min_score
+                      and cue(name) >= table.secondary_ratio * first_intent), None)
     if secondary:
         return RouteResult(best, scores, matched, "mixed", runner_up=secondary, secondary=secondary)
     runner = ranked[1] if found[ranked[1]].total > 0 else None
