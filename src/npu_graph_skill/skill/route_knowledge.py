@@ -88,7 +88,7 @@ def documents() -> List[Tuple[str, str, Dict[str, str]]]:
     for owner, names in OWNED_TEMPLATES.items():
         for name in names:
             docs += _sections(owner, name, read_resource(f"templates/{name}"))
-    agents = yaml.safe_load(read_resource("agents.yaml")) or {}
+    agents = yaml.load(read_resource("agents.yaml"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
     for agent_id, agent in (agents.get("agents") or {}).items():
         docs.append((MCP, f"agent:{agent_id}", {
             "title": f"{agent.get('name', agent_id)} MCP skills", "tags": f"{agent.get('project', '')} {agent.get('user', '')}",

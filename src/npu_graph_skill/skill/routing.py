@@ -28,12 +28,31 @@ _CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 
 @dataclasses.dataclass
 class Signal:
-    """One term of the table, compiled: what the request must contain."""
+    """One term of the table: what the request must contain.
+
+    Compiling five hundred expressions costs more than routing, so a term keeps the lower-case
+    literal it cannot match without (`needle`) and compiles its expression only when a request
+    contains that literal; a Chinese term is its own needle.
+    """
 
     text: str  # as written in the table, shown in `matched`
     weight: float
-    pattern: Pattern[str]
+    source: str  # the regular expression (case-insensitive)
     kind: str = "term"  # term (a word or phrase a user writes) | regex (a shape such as an error code)
+    needle: str = ""  # a lower-case literal every match contains ("" when there is none)
+    literal: bool = False  # the needle alone decides (a Chinese substring)
+    _compiled: Optional[Pattern[str]] = dataclasses.field(default=None, repr=False, compare=False)
+
+    @property
+    def pattern(self) -> Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.source, re.IGNORECASE)
+        return self._compiled
+
+    def found_in(self, text: str, lowered: str) -> bool:
+        if self.needle and self.needle not in lowered:
+            return False
+        return self.literal or self.pattern.search(text) is not None
 
 
 @dataclasses.dataclass
@@ -102,6 +121,17 @@ def compile_term(term: str) -> Pattern[str]:
     `slow*` matches any ending (slower, slowdown); a lone `*` between words stands for up to three
     words ("how do * work" finds "how do graph pools work").
     """
+    return re.compile(term_expression(term), re.IGNORECASE)
+
+
+def term_needle(term: str) -> str:
+    """The longest literal word of an English term, lower-cased: no match without it."""
+    words = [w.rstrip("*") for w in term.split() if w != "*"]
+    return max(words, key=len).lower() if words else ""
+
+
+def term_expression(term: str) -> str:
+    """The regular expression of `compile_term`, as text."""
     parts: List[str] = []
     for word in term.split():
         if word == "*":
@@ -115,9 +145,8 @@ def compile_term(term: str) -> Pattern[str]:
     body = body[: -len(r"\s+")] if body.endswith(r"\s+") else body
     starts_with_word = term[:1].isalnum() or term[:1] == "_"
     ends_with_word = term.rstrip("*")[-1:].isalnum() or term.rstrip("*")[-1:] == "_"
-    return re.compile((_WORD_EDGE_BEFORE if starts_with_word else "") + body
-                      + (_WORD_EDGE_AFTER if ends_with_word and not term.endswith("*") else ""),
-                      re.IGNORECASE)
+    return ((_WORD_EDGE_BEFORE if starts_with_word else "") + body
+            + (_WORD_EDGE_AFTER if ends_with_word and not term.endswith("*") else ""))
 
 
 def _compile_terms(where: str, group: Dict[str, Any], weight: float) -> List[Signal]:
@@ -130,13 +159,17 @@ def _compile_terms(where: str, group: Dict[str, Any], weight: float) -> List[Sig
             term = str(term)
             # Chinese has no spaces between words: a substring is the word. ASCII terms, wherever
             # they are listed, match whole words only ("MCP" must not fire inside "rtMemcpy").
-            pattern = compile_term(term) if term.isascii() else re.compile(re.escape(term), re.IGNORECASE)
-            signals.append(Signal(term, weight, pattern))
+            if term.isascii():
+                signals.append(Signal(term, weight, term_expression(term), needle=term_needle(term)))
+            else:
+                signals.append(Signal(term, weight, re.escape(term), needle=term.lower(), literal=True))
     for expression in group.get("regex") or []:
+        signal = Signal(str(expression), weight, str(expression), "regex")
         try:
-            signals.append(Signal(str(expression), weight, re.compile(str(expression), re.IGNORECASE), "regex"))
+            signal.pattern  # compiled now: a broken expression is refused with the table
         except re.error as exc:
             raise ValueError(f"routing table: {where}: bad regex {expression!r}: {exc}") from None
+        signals.append(signal)
     if not signals:
         raise ValueError(f"routing table: {where} lists no terms")
     return signals
@@ -231,18 +264,20 @@ class Evidence:
         return self.by_kind["intent"] > 0 or self.by_kind["holds"] > 0
 
 
-def _matches(signals: List[Signal], text: str) -> List[str]:
-    return [s.text for s in signals if s.pattern.search(text)]
+def _matches(signals: List[Signal], text: str, lowered: Optional[str] = None) -> List[str]:
+    lowered = text.lower() if lowered is None else lowered
+    return [s.text for s in signals if s.found_in(text, lowered)]
 
 
 def evidence(text: str, table: Optional[RoutingTable] = None) -> Dict[str, Evidence]:
     """The cue evidence of every sub-skill (no knowledge signal)."""
     table = table or load_table()
+    lowered = text.lower()
     found: Dict[str, Evidence] = {}
     for name, skill in table.skills.items():
         ev = Evidence()
         for group in skill.groups:
-            hits = _matches(group.signals, text)
+            hits = _matches(group.signals, text, lowered)
             if hits:
                 ev.by_kind[group.kind] += group.weight * (1 + table.repeat * (len(hits) - 1))
                 ev.hits += hits
