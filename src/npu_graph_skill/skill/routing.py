@@ -22,6 +22,7 @@ SUB_SKILLS = (
     "graph-mcp-integration",
 )
 KINDS = ("intent", "holds", "topic")
+HEAD_CHARS = 20000  # the head of a long paste decides the route (the MCP tool takes no more)
 LANGS = ("en", "zh")
 _CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 
@@ -321,7 +322,7 @@ def route(text: str, table: Optional[RoutingTable] = None, knowledge: bool = Tru
     """Gate 0: the sub-skill for a request (zh or en, a question or a pasted traceback), a second
     one when the request has two concerns, or the question to ask back when it is too thin."""
     table = table or load_table()
-    text = text or ""
+    text = (text or "")[:HEAD_CHARS]
     found = evidence(text, table)
     known = _add_knowledge(found, text, table) if knowledge else False
     scores = {name: round(ev.total, 2) for name, ev in found.items()}
