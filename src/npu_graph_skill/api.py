@@ -39,6 +39,26 @@ def get_pattern(pattern_id: str):
     return load_knowledge().pattern(pattern_id)
 
 
+# --- lint: capture-unsafe code found before it runs ------------------------------------------
+
+
+def lint(paths: List[str], select: Optional[List[str]] = None, ignore: Optional[List[str]] = None,
+         depth: int = 3, lang: Optional[str] = None):
+    """Python files or folders → LintReport: capture-unsafe code in captured regions (and what they call
+    in the same package), each finding with its rule (NGL...), pattern, certainty and call chain."""
+    from npu_graph_skill.lint.engine import lint_paths
+
+    return lint_paths(paths, select=select, ignore=ignore, depth=depth, lang=lang)
+
+
+def lint_rule(rule_id: str):
+    """One lint rule (id like NGL001, or its name) with its why, examples, false alarms and sources; None if unknown."""
+    from npu_graph_skill.lint.engine import load_config
+
+    config = load_config()
+    return config.rule(rule_id) or next((r for r in config.rules if r.name == rule_id.strip().lower()), None)
+
+
 # --- logs (issue: log analyzer) --------------------------------------------------------------
 
 

@@ -24,7 +24,7 @@ from npu_graph_skill.knowledge.schema import (
 )
 
 KNOWLEDGE_DIR = Path(__file__).resolve().parent
-YAML_SOURCES = ("patterns/*.yaml", "constraints.yaml", "codes/roles.yaml")
+YAML_SOURCES = ("patterns/*.yaml", "constraints.yaml", "codes/roles.yaml", "lint_rules.yaml")
 
 
 @dataclasses.dataclass
@@ -234,7 +234,32 @@ def build_knowledge(root: Path = KNOWLEDGE_DIR, strict: bool = False) -> Knowled
         seen.add(pattern.id)
     constraints = [parse_constraint(c, "constraints.yaml", seen) for c in raw.get("constraints.yaml") or []]
     codes = _codes(root, raw.get(os.path.join("codes", "roles.yaml")) or {})
-    return Knowledge(patterns, constraints, codes, _messages(root))
+    knowledge = Knowledge(patterns, constraints, codes, _messages(root))
+    knowledge.lint = _lint_config(raw, seen)  # validated with everything else; used by `npu-graph lint`
+    return knowledge
+
+
+def _lint_config(raw: Dict[str, Any], pattern_ids: set):
+    from npu_graph_skill.knowledge.lint_schema import parse_lint_config
+
+    return parse_lint_config(raw.get("lint_rules.yaml"), "lint_rules.yaml", pattern_ids)
+
+
+_LINT = None
+
+
+def load_lint_config(root: Path = KNOWLEDGE_DIR):
+    """The lint rules and region definitions, validated against the pattern ids (without the code tables)."""
+    global _LINT
+    if _LINT is None or root != KNOWLEDGE_DIR:
+        raw = load_raw_yaml(root)
+        ids = {str(p.get("id")) for name, entries in raw.items() if name.startswith("patterns")
+               for p in entries or [] if isinstance(p, dict)}
+        config = _lint_config(raw, ids)
+        if root != KNOWLEDGE_DIR:
+            return config
+        _LINT = config
+    return _LINT
 
 
 _KNOWLEDGE: Optional[Knowledge] = None
