@@ -94,8 +94,9 @@ class TensorConditionCheck:
     def _call(self, node: ast.AST, context: Context, methods: Set[str], functions: Set[str]) -> bool:
         if not isinstance(node, ast.Call):
             return False
-        if isinstance(node.func, ast.Attribute) and node.func.attr in methods:
-            return not is_module_path(context.module, node.func.value)
+        if (isinstance(node.func, ast.Attribute) and node.func.attr in methods
+                and not is_module_path(context.module, node.func.value)):
+            return True
         return context.module.qualify(node.func) in functions
 
     def match(self, node: ast.AST, context: Context) -> Optional[str]:
@@ -128,8 +129,9 @@ class MaskIndexCheck:
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
             return self.is_mask(node.left, context, names) or self.is_mask(node.right, context, names)
         if isinstance(node, ast.Call):
-            if isinstance(node.func, ast.Attribute) and node.func.attr in self.methods:
-                return not is_module_path(context.module, node.func.value)
+            if (isinstance(node.func, ast.Attribute) and node.func.attr in self.methods
+                    and not is_module_path(context.module, node.func.value)):
+                return True
             return context.module.qualify(node.func) in self.functions
         return isinstance(node, ast.Name) and node.id in names
 

@@ -188,7 +188,8 @@ class RegionFinder:
         for decorator in node.decorator_list:
             call = decorator if isinstance(decorator, ast.Call) else None
             name = module.qualify(call.func if call else decorator) or ""
-            if call and name in self.compile_names and self._graph_compile(module, call) and not call.args:
+            decorator_form = call is not None and (not call.args or name.endswith("optimize"))
+            if decorator_form and name in self.compile_names and self._graph_compile(module, call):
                 if not is_class:
                     key = f"{cls}.{node.name}" if cls else node.name
                     yield Region("compiled", module, node.lineno, f"@{short(decorator)}",
