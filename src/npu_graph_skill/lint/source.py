@@ -96,8 +96,8 @@ def _decode(data: bytes) -> Tuple[Optional[str], str]:
     with a note, since Python itself would refuse to run it."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as exc:
-        return None, f"cannot decode ({exc})"
+    except SyntaxError:
+        encoding = "utf-8"  # invalid bytes in the first two lines: no usable declaration either
     try:
         return data.decode(encoding).lstrip("\ufeff"), ""
     except (UnicodeDecodeError, LookupError):
