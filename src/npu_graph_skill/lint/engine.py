@@ -140,16 +140,18 @@ class Linter:
 
 
 def lint_paths(paths: Sequence[str], select: Optional[Sequence[str]] = None, ignore: Optional[Sequence[str]] = None,
-               depth: int = DEFAULT_DEPTH, lang: Optional[str] = None, config: Optional[LintConfig] = None) -> LintReport:
+               depth: int = DEFAULT_DEPTH, lang: Optional[str] = None, config: Optional[LintConfig] = None,
+               within: Optional[Sequence[str]] = None) -> LintReport:
     """Lint files and folders (every .py under them) → LintReport. A missing path or an unknown rule id
-    is a UserError; files that cannot be read or parsed are listed in `skipped`."""
+    is a UserError; files that cannot be read or parsed are listed in `skipped`. Calls are followed into
+    modules of the same packages; `within` (folders) limits which of them may be read."""
     if not paths:
         raise UserError("no path: give the files or folders to lint")
     lang = lang or default_lang()
     config = config or load_config()
     rules = select_rules(config, select, ignore)
     files, skipped = collect_files(paths)
-    project = Project(config.namespaces)
+    project = Project(config.namespaces, list(within) if within is not None else None)
     notes: List[str] = []
     for real, shown in files:
         source, skip = read_source(real, shown)

@@ -154,8 +154,10 @@ class ModuleInfo:
 class Project:
     """Every module known to this run, by dotted name; modules of the same roots are loaded on demand."""
 
-    def __init__(self, namespaces: Dict[str, str]) -> None:
+    def __init__(self, namespaces: Dict[str, str], within: Optional[List[str]] = None) -> None:
         self.namespaces = sorted(namespaces.items(), key=lambda kv: -len(kv[0]))
+        # real paths the linter may read to follow calls (the MCP server's allowed roots); None = anywhere
+        self.within = [os.path.realpath(p) for p in within] if within is not None else None
         self.modules: Dict[str, ModuleInfo] = {}
         self.by_path: Dict[str, ModuleInfo] = {}
         self.roots: List[str] = []
@@ -191,13 +193,19 @@ class Project:
                 real = os.path.abspath(candidate)
                 if real in self.by_path:
                     return self.by_path[real]
-                if os.path.isfile(candidate):
+                if os.path.isfile(candidate) and self._may_read(candidate):
                     source, _ = read_source(candidate, shown=os.path.relpath(candidate))
                     if source is not None:
                         self._loaded += 1
                         return self.add(source, candidate, linted=False)
         self._missing.add(name)
         return None
+
+    def _may_read(self, path: str) -> bool:
+        if self.within is None:
+            return True
+        real = os.path.realpath(path)
+        return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in self.within)
 
     def _split(self, name: str) -> Iterator[Tuple[ModuleInfo, List[str]]]:
         parts = name.split(".")
