@@ -31,7 +31,7 @@ CHECK_KINDS: Dict[str, tuple] = {
     "event_crossing": ("module", ("record_methods", "wait_methods", "wait_event_methods")),
     "side_stream": ("module", ("require", "sync_methods")),
 }
-REGION_KEYS = ("graph_contexts", "capture_calls", "graphed_callables", "compiled", "decorators", "pragma")
+REGION_KEYS = ("graph_contexts", "capture_calls", "graphed_callables", "compiled", "decorators", "bases", "pragma")
 
 
 @dataclasses.dataclass
@@ -183,6 +183,10 @@ def parse_lint_config(raw: Any, source_file: str, pattern_ids: set) -> LintConfi
     for decorator in regions.get("decorators") or []:
         if not isinstance(decorator, dict) or not decorator.get("name") or decorator.get("certainty") not in CERTAINTIES:
             raise KnowledgeError(f"{source_file}: a region decorator needs name, certainty (and member for a class)")
+    for base in regions.get("bases") or []:
+        if (not isinstance(base, dict) or not base.get("name") or not base.get("members")
+                or base.get("certainty") not in CERTAINTIES or not base.get("note")):
+            raise KnowledgeError(f"{source_file}: a region base class needs name, members, certainty and a note")
     streams = raw.get("streams") or {}
     for key in ("contexts", "set_stream"):
         _strings(f"{source_file}: streams", streams.get(key), key)

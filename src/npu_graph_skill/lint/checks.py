@@ -193,6 +193,8 @@ class EnvSetCheck:
         return bool(pattern and isinstance(value, ast.Constant) and pattern.search(str(value.value)))
 
     def run(self, module: ModuleInfo, regions: List[Region], config: Dict[str, Any]) -> Iterator[Hit]:
+        if not any(name in module.source.text for name in self.variables):
+            return
         for node in ast.walk(module.source.tree):
             if isinstance(node, ast.Assign):
                 for target in node.targets:
@@ -221,6 +223,8 @@ class CaptureStreamCheck:
         self.begin = set(params["begin_methods"])
 
     def run(self, module: ModuleInfo, regions: List[Region], config: Dict[str, Any]) -> Iterator[Hit]:
+        if not any(name in module.source.text for name in self.begin):
+            return
         contexts = set(config["streams"]["contexts"]) | set(config["regions"]["graph_contexts"]["names"])
         set_stream = set(config["streams"]["set_stream"])
         yield from self._visit(module, module.source.tree, False, module.source.tree, contexts, set_stream)
@@ -236,7 +240,8 @@ class CaptureStreamCheck:
                     isinstance(i.context_expr, ast.Call) and module.qualify(i.context_expr.func) in contexts
                     for i in child.items)
             if (isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute) and child.func.attr in self.begin
-                    and not inside and not self._stream_set_before(module, scope, child, set_stream)):
+                    and not inside and not _is_super(child.func.value)
+                    and not self._stream_set_before(module, scope, child, set_stream)):
                 yield child, short(child), None
             yield from self._visit(module, child, child_inside, scope, contexts, set_stream)
 
@@ -246,6 +251,14 @@ class CaptureStreamCheck:
             if isinstance(node, ast.Call) and node.lineno < call.lineno and module.qualify(node.func) in set_stream:
                 return True
         return False
+
+
+def _is_super(node: ast.AST) -> bool:
+    """`super().capture_begin(...)`: a subclass forwarding the call, not a capture site of its own."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
+
+
+NOT_CAPTURED_WORK = re.compile(r"^self\.(assert|fail|skip|log|debug|info|warn)")  # test and logging helpers
 
 
 class WarmupCheck:
@@ -263,7 +276,8 @@ class WarmupCheck:
             name = module.qualify(func) or ""
             return None if name.split(".")[0] in ("torch", "torch_npu") else func.id
         text = dotted(func)
-        if text and (text.startswith("self.") or func.attr == "forward") and not is_module_path(module, func):
+        if (text and (text.startswith("self.") or func.attr == "forward") and not is_module_path(module, func)
+                and not NOT_CAPTURED_WORK.match(text)):
             return text
         return None
 
@@ -290,6 +304,8 @@ class CompiledOutputReuseCheck:
 
     def run(self, module: ModuleInfo, regions: List[Region], config: Dict[str, Any]) -> Iterator[Hit]:
         compiled = {r.node for r in regions if r.kind == "compiled" and r.module is module}
+        if not compiled:
+            return
         names: Set[str] = set()
         for node, _, cls in walk_scopes(module.source.tree):
             if isinstance(node, ast.Assign) and node.value in compiled:

@@ -7,6 +7,7 @@ check kinds in `checks`, follows regions through `callgraph`, applies suppressio
 from __future__ import annotations
 
 import ast
+import gc
 import os
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
@@ -94,11 +95,15 @@ class Linter:
                     self.module.append((rule, checks.MODULE_KINDS[check.kind](check.params)))
         self.findings: Dict[tuple, Finding] = {}
         self.suppressed = 0
+        self.triggers = triggers(config, rules)
 
     def run(self, project: Project) -> int:
         """Lint every linted module of the project; returns the number of captured regions found."""
         finder = RegionFinder(self.config.regions)
-        linted = list(project.linted())
+        # Only a module whose text names a capture API, a framework marker or a watched variable can hold a
+        # region or a module-level finding; the others are parsed (syntax errors are reported) and kept for
+        # call following, but not walked.
+        linted = [m for m in project.linted() if any(t in m.source.text for t in self.triggers)]
         regions_of: Dict[str, List[Region]] = {m.name + "@" + m.path: finder.find(m) for m in linted}
         count = 0
         for module in linted:
@@ -139,6 +144,20 @@ class Linter:
             self.findings[key] = finding
 
 
+def triggers(config: LintConfig, rules: List[LintRule]) -> List[str]:
+    """Texts one of which a module must contain to be worth walking, from the region names and the rules."""
+    regions = config.regions
+    calls = set(regions["graph_contexts"]["names"]) | set(regions["graphed_callables"]["names"])
+    calls |= set(regions["compiled"]["names"])
+    found = {n.rpartition(".")[2] + "(" for n in calls} | {n.rpartition(".")[2] + " as" for n in calls}
+    found |= {d["name"] for d in regions.get("decorators") or []} | {b["name"] for b in regions.get("bases") or []}
+    found |= set(regions["capture_calls"]["begin"]) | {regions.get("pragma") or "npu-graph:"}
+    for rule in rules:
+        for check in rule.checks:
+            found |= set(check.params.get("variables") or {}) | set(check.params.get("begin_methods") or [])
+    return sorted(found)
+
+
 def lint_paths(paths: Sequence[str], select: Optional[Sequence[str]] = None, ignore: Optional[Sequence[str]] = None,
                depth: int = DEFAULT_DEPTH, lang: Optional[str] = None, config: Optional[LintConfig] = None,
                within: Optional[Sequence[str]] = None) -> LintReport:
@@ -153,16 +172,25 @@ def lint_paths(paths: Sequence[str], select: Optional[Sequence[str]] = None, ign
     files, skipped = collect_files(paths)
     project = Project(config.namespaces, list(within) if within is not None else None)
     notes: List[str] = []
-    for real, shown in files:
-        source, skip = read_source(real, shown)
-        if skip:
-            skipped.append(skip)
-            continue
-        if source.note:
-            notes.append(f"{shown}: {source.note}")
-        project.add(source, real)
-    linter = Linter(config, rules, lang, depth)
-    regions = linter.run(project)
+    collecting = gc.isenabled()
+    gc.disable()  # ASTs hold no cycles; a collector walking thousands of live trees costs more than the parse
+    try:
+        for real, shown in files:
+            source, skip = read_source(real, shown)
+            if skip:
+                skipped.append(skip)
+                continue
+            if source.note:
+                notes.append(f"{shown}: {source.note}")
+            project.add(source, real)
+        linter = Linter(config, rules, lang, depth)
+        for module in project.linted():
+            if not any(t in module.source.text for t in linter.triggers):
+                module.source.release()  # parsed (so syntax errors are reported) but never walked
+        regions = linter.run(project)
+    finally:
+        if collecting:
+            gc.enable()
     findings = sorted(linter.findings.values(), key=lambda f: (f.path, f.line, f.column, f.rule))
     return LintReport(files_checked=len(files) - sum(1 for s in skipped if s.reason != "broken symbolic link"),
                       findings=findings, skipped=skipped, notes=notes, rules=[r.id for r in rules], regions=regions,

@@ -64,11 +64,27 @@ class ModuleInfo:
         self.root = root
         self.project = project
         self.linted = linted
-        self.aliases: Dict[str, str] = {}
-        self.functions: Dict[str, ast.AST] = {}  # "f" and "C.m"
-        self.classes: Dict[str, ast.ClassDef] = {}
+        self._aliases: Optional[Dict[str, str]] = None  # built on first use: most modules never need it
+        self._functions: Dict[str, ast.AST] = {}  # "f" and "C.m"
+        self._classes: Dict[str, ast.ClassDef] = {}
         self._attr_types: Dict[str, Dict[str, str]] = {}
-        self._index(source.tree)
+
+    @property
+    def aliases(self) -> Dict[str, str]:
+        if self._aliases is None:
+            self._aliases = {}
+            self._index(self.source.tree)
+        return self._aliases
+
+    @property
+    def functions(self) -> Dict[str, ast.AST]:
+        self.aliases  # noqa: B018 - builds the index
+        return self._functions
+
+    @property
+    def classes(self) -> Dict[str, ast.ClassDef]:
+        self.aliases  # noqa: B018 - builds the index
+        return self._classes
 
     def _index(self, tree: ast.Module) -> None:
         package = self.name if self.source.path.endswith("__init__.py") else self.name.rpartition(".")[0]
@@ -76,10 +92,10 @@ class ModuleInfo:
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
-                        self.aliases[alias.asname] = alias.name
+                        self._aliases[alias.asname] = alias.name
                     else:
                         top = alias.name.split(".")[0]
-                        self.aliases.setdefault(top, top)
+                        self._aliases.setdefault(top, top)
             elif isinstance(node, ast.ImportFrom):
                 base = node.module or ""
                 if node.level:
@@ -88,15 +104,15 @@ class ModuleInfo:
                     base = ".".join(p for p in parts + ([node.module] if node.module else []) if p)
                 for alias in node.names:
                     if alias.name != "*":
-                        self.aliases[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
+                        self._aliases[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
         for node in tree.body:
             if isinstance(node, FUNCTION_NODES):
-                self.functions[node.name] = node
+                self._functions[node.name] = node
             elif isinstance(node, ast.ClassDef):
-                self.classes[node.name] = node
+                self._classes[node.name] = node
                 for item in node.body:
                     if isinstance(item, FUNCTION_NODES):
-                        self.functions[f"{node.name}.{item.name}"] = item
+                        self._functions[f"{node.name}.{item.name}"] = item
 
     # --- names ------------------------------------------------------------------------------
 

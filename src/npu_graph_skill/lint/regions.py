@@ -96,6 +96,7 @@ class RegionFinder:
         self.backends = set(compiled.get("backends") or [])
         self.options = set(compiled.get("options") or [])
         self.decorators = {d["name"]: d for d in config.get("decorators") or []}
+        self.bases = {b["name"]: b for b in config.get("bases") or []}
 
     def find(self, module: ModuleInfo) -> List[Region]:
         regions: List[Region] = []
@@ -110,7 +111,10 @@ class RegionFinder:
                     regions.extend(self._compiled(module, node, function, cls))
             elif isinstance(node, FUNCTION_NODES + (ast.ClassDef,)):
                 regions.extend(self._decorated(module, node, cls))
-        regions.extend(self._capture_spans(module))
+                if isinstance(node, ast.ClassDef) and self.bases:
+                    regions.extend(self._based(module, node))
+        if any(name in module.source.text for name in self.begin):
+            regions.extend(self._capture_spans(module))
         regions.sort(key=lambda r: r.line)
         return regions
 
@@ -214,6 +218,31 @@ class RegionFinder:
                 key = f"{cls}.{node.name}" if cls else node.name
                 yield Region("pragma", module, node.lineno, "# npu-graph: captured", "certain",
                              roots=[Target(module, node, f"{module.name}.{key}", cls)], cls=cls, node=node)
+
+
+    def _based(self, module: ModuleInfo, node: ast.ClassDef) -> Iterator[Region]:
+        """Methods a framework runs captured because of the class they derive from (vLLM attention impls)."""
+        spec = next((self.bases[name] for name in base_names(module, node) if name in self.bases), None)
+        if spec is None:
+            return
+        for member in spec["members"]:
+            key = f"{node.name}.{member}"
+            if key in module.functions:  # defined here; an inherited one is linted where it is defined
+                target = Target(module, module.functions[key], f"{module.name}.{key}", node.name)
+                yield Region("base", module, node.lineno, f"class {node.name}({spec['name']}) → {member}",
+                             spec["certainty"], roots=[target], cls=node.name, node=node)
+
+
+def base_names(module: ModuleInfo, node: ast.ClassDef, depth: int = 0) -> List[str]:
+    """The simple names of a class's bases, and of theirs where the project defines them."""
+    names: List[str] = []
+    for base in node.bases:
+        qualified = module.qualify(base) or ""
+        names.append(qualified.rpartition(".")[2])
+        found = module.project.find_class(qualified) if qualified and depth < 6 else None
+        if found and found[0].classes.get(found[1]) is not node:
+            names.extend(base_names(found[0], found[0].classes[found[1]], depth + 1))
+    return names
 
 
 def _expr_call(stmt: ast.stmt) -> Optional[ast.Call]:

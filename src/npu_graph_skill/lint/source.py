@@ -22,10 +22,10 @@ DIRECTIVE = re.compile(r"#\s*npu-graph:\s*(ignore-file|ignore|captured)\b(?:\[([
 class SourceFile:
     """A parsed file with its suppression comments (`# npu-graph: ignore[NGL001]`) and pragmas."""
 
-    def __init__(self, path: str, text: str, tree: ast.Module, note: str = "") -> None:
+    def __init__(self, path: str, text: str, tree: Optional[ast.Module], note: str = "") -> None:
         self.path = path
         self.text = text
-        self.tree = tree
+        self._tree = tree
         self.note = note
         self.lines = text.splitlines()
         self.ignored: Dict[int, Set[str]] = {}  # line → rule ids, "*" = every rule
@@ -33,6 +33,16 @@ class SourceFile:
         self.captured_lines: Set[int] = set()  # lines with `# npu-graph: captured`
         if "npu-graph:" in text:
             self._read_directives()
+
+    @property
+    def tree(self) -> ast.Module:
+        if self._tree is None:  # dropped after the first parse (see `release`): parse again on demand
+            self._tree = ast.parse(self.text, filename=self.path)
+        return self._tree
+
+    def release(self) -> None:
+        """Forget the tree of a file nothing walks; it is parsed again if a call leads into it."""
+        self._tree = None
 
     def _read_directives(self) -> None:
         for number, line in enumerate(self.lines, start=1):
