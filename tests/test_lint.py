@@ -18,6 +18,7 @@ DATA = pathlib.Path(__file__).parent / "data" / "lint"
 EXPECT = re.compile(r"expect: ((?:NGL\d{3}\s*)+)")
 CONFIG = load_config()
 RULE_IDS = [r.id for r in CONFIG.rules]
+DEFAULT = [r.id for r in CONFIG.rules if r.default]
 
 
 def expected(path: pathlib.Path) -> set:
@@ -39,16 +40,16 @@ def test_each_rule_flags_its_fixture_lines_and_nothing_else(rule_id):
     assert path.is_file(), f"{rule_id} has no fixture file"
     marks = expected(path)
     assert {m[2] for m in marks} == {rule_id}, "the fixture marks true positives of its rule"
-    report = lint_paths([str(path)], lang="en")
+    report = lint_paths([str(path)], select=DEFAULT + [rule_id], lang="en")
     assert found(report) == marks  # true positives at the marked lines; true negatives stay clean
 
 
 @pytest.mark.parametrize("rule_id", RULE_IDS)
 def test_each_rules_own_bad_example_is_flagged_and_good_example_is_clean(rule_id):
     rule = CONFIG.rule(rule_id)
-    bad = lint_source(rule.bad, lang="en")
+    bad = lint_source(rule.bad, select=DEFAULT + [rule_id], lang="en")
     assert rule_id in {f.rule for f in bad.findings}, rule.bad
-    assert lint_source(rule.good, lang="en").findings == [], rule.good
+    assert lint_source(rule.good, select=DEFAULT + [rule_id], lang="en").findings == [], rule.good
 
 
 def test_a_finding_says_rule_pattern_certainty_message_and_capture_site():
@@ -98,6 +99,12 @@ def test_suppression_comments_by_id_bare_and_per_file():
     lines = {(pathlib.Path(f.path).name, f.line, f.rule) for f in report.findings}
     assert lines == {("comments.py", 10, "NGL001"), ("whole_file.py", 9, "NGL002")}
     assert report.suppressed == 5
+
+
+def test_a_rule_off_by_default_runs_only_when_selected():
+    path = [str(DATA / "rules" / "NGL008.py")]
+    assert "NGL008" not in lint_paths(path, lang="en").rules and lint_paths(path, lang="en").findings == []
+    assert {f.rule for f in lint_paths(path, select=["NGL008"], lang="en").findings} == {"NGL008"}
 
 
 def test_select_and_ignore_take_ids_prefixes_and_names():

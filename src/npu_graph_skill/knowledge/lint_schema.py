@@ -56,6 +56,7 @@ class LintRule(Record):
     good: str
     anchors: List[Dict[str, str]]
     references: List[Dict[str, str]]
+    default: bool = True  # False: runs only when selected (--select), for noisy rules
 
     def anchor_strings(self) -> List[str]:
         from npu_graph_skill.knowledge.schema import format_anchor
@@ -161,10 +162,12 @@ def parse_lint_rule(raw: Any, source_file: str, pattern_ids: set) -> LintRule:
     for ref in references:
         if not isinstance(ref, dict) or not ref.get("url") or not ref.get("title"):
             raise KnowledgeError(f"{where}: a reference needs title and url")
+    if not isinstance(raw.get("default", True), bool):
+        raise KnowledgeError(f"{where}: 'default' is true or false")
     return LintRule(id=rid, name=raw["name"], pattern=raw["pattern"], certainty=raw["certainty"], scope=raw["scope"],
                     checks=checks, message=raw["message"], why=raw["why"], fix=raw["fix"],
                     false_alarms=raw["false_alarms"], bad=raw["bad"], good=raw["good"], anchors=anchors,
-                    references=references)
+                    references=references, default=raw.get("default", True))
 
 
 def parse_lint_config(raw: Any, source_file: str, pattern_ids: set) -> LintConfig:

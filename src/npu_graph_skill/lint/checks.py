@@ -289,7 +289,11 @@ class WarmupCheck:
             texts = {dotted(c.func) for c in before}
             if any(t and self.accept.search(t) for t in texts):
                 continue
+            contexts = {id(i.context_expr) for n in iter_executed(region.body) if isinstance(n, (ast.With, ast.AsyncWith))
+                        for i in n.items}  # `with switch_stream(s):` sets up, it is not the captured work
             for call in _calls(region.body):  # one finding per capture: the first call not warmed up
+                if id(call) in contexts:
+                    continue
                 callee = self._callee(module, call)
                 if callee and callee not in texts:
                     yield call, short(call), region
@@ -360,7 +364,7 @@ class CompiledOutputReuseCheck:
         for loop in (n for n in body if isinstance(n, (ast.For, ast.While))):
             inside = list(iter_executed(loop.body))
             kept = {dotted(t) for n in inside if isinstance(n, ast.Assign) and self._compiled_call(n.value, names)
-                    for t in n.targets}
+                    for t in n.targets} - {None}
             for node in inside:
                 if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                         and node.func.attr in ("append", "extend", "insert")):

@@ -32,7 +32,8 @@ def load_config() -> LintConfig:
 
 
 def select_rules(config: LintConfig, select: Optional[Sequence[str]], ignore: Optional[Sequence[str]]) -> List[LintRule]:
-    """The rules that run. Ids are matched by prefix like ruff (`NGL01` selects NGL010-NGL019)."""
+    """The rules that run: every default rule, or those selected (ids by prefix like ruff: `NGL01` selects
+    NGL010-NGL019; a rule that is off by default runs only when selected), less the ignored ones."""
     def expand(values: Optional[Sequence[str]], option: str) -> Optional[set]:
         if not values:
             return None
@@ -45,7 +46,8 @@ def select_rules(config: LintConfig, select: Optional[Sequence[str]], ignore: Op
         return chosen
 
     selected, ignored = expand(select, "--select"), expand(ignore, "--ignore") or set()
-    return [r for r in config.rules if (selected is None or r.id in selected) and r.id not in ignored]
+    return [r for r in config.rules
+            if (r.id in selected if selected is not None else r.default) and r.id not in ignored]
 
 
 def collect_files(paths: Sequence[str]) -> Tuple[List[Tuple[str, str]], List[Skipped]]:
