@@ -22,7 +22,7 @@ pytestmark = pytest.mark.anyio
 
 TOOLS = {"diagnose", "analyze_logs", "lookup_error_code", "search_knowledge", "locate_source", "find_raise_site",
          "health_check", "perf_trace", "perf_compare", "analyze_graph_dump", "record_case", "list_patterns",
-         "route_request"}
+         "route_request", "lint"}
 
 
 @pytest.fixture
@@ -338,3 +338,45 @@ async def test_the_prompt_builds_the_four_section_report_from_a_pasted_error(wor
     for section in ("Overview", "Root cause", "Fix", "Verification"):
         assert section in en
     assert "207005" in en and "P-CAP-011" in en  # the diagnosis itself is in the prompt, not only instructions
+
+
+# --- lint: the user's script, inside the roots only ------------------------------------------------
+
+async def test_lint_tool_gives_the_cli_findings_and_refuses_paths_outside(work, run_cli):
+    import pathlib
+    import shutil
+
+    inside, outside = work
+    fixture = pathlib.Path(__file__).parent / "data" / "lint" / "chain"
+    shutil.copytree(fixture, inside / "chain")
+    code, out, _ = run_cli("lint", str(inside / "chain"), "--json", "--lang", "en")
+    cli = json.loads(out)
+    result = await call("lint", {"paths": [str(inside / "chain")], "lang": "en"})
+    assert not result.is_error, result.content
+    got = result.structured_content
+    assert got["schema"] == "npu-graph-skill/lint/1" and got["counts"] == cli["counts"]
+    assert [(f["rule"], f["line"]) for f in got["findings"]] == [("NGL001", 5)]
+    assert [s["text"] for s in got["findings"][0]["chain"]] == [s["text"] for s in cli["findings"][0]["chain"]]
+    (outside / "x.py").write_text("import torch\n", encoding="utf-8")
+    refused = await call("lint", {"paths": [str(outside / "x.py")]})
+    assert "outside the allowed roots" in error_text(refused)
+    unknown = await call("lint", {"paths": [str(inside / "chain")], "select": ["NGL999"]})
+    assert "no such rule" in error_text(unknown)
+
+
+async def test_lint_does_not_follow_calls_into_modules_outside_the_roots(work):
+    import pathlib
+    import shutil
+
+    inside, outside = work
+    fixture = pathlib.Path(__file__).parent / "data" / "lint" / "chain" / "serving"
+    shutil.copytree(fixture, outside / "serving")
+    # the capture site is inside the roots; the model and the helper it calls are not
+    (inside / "serving").mkdir()
+    (inside / "serving" / "__init__.py").write_text("", encoding="utf-8")
+    shutil.copy(fixture / "runner.py", inside / "serving" / "runner.py")
+    for name in ("model.py", "ops.py"):
+        (inside / "serving" / name).symlink_to(outside / "serving" / name)
+    result = await call("lint", {"paths": [str(inside / "serving" / "runner.py")], "lang": "en"})
+    assert "outside the allowed roots" not in str(result.content)
+    assert result.structured_content["findings"] == []

@@ -136,7 +136,8 @@ def test_concept_notes_are_rendered_with_both_languages_and_indexed(bundle):
 
 def test_the_sub_skills_name_the_commands_they_run(bundle):
     expected = {
-        "graph-mode-diagnostics": ["npu-graph doctor", "npu-graph diagnose", "npu-graph errcode", "npu-graph patterns"],
+        "graph-mode-diagnostics": ["npu-graph doctor", "npu-graph diagnose", "npu-graph errcode", "npu-graph patterns",
+                                   "npu-graph lint", "--source-file"],
         "graph-mode-expert": ["npu-graph ask", "npu-graph code"],
         "graph-performance-profiling": ["npu-graph perf bench", "npu-graph perf trace", "npu-graph perf compare"],
         "graph-log-analyzer": ["npu-graph logs"],

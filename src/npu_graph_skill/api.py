@@ -11,11 +11,12 @@ from typing import Any, Dict, List, Optional
 
 
 def diagnose(text: Optional[str] = None, paths: Optional[List[str]] = None, lang: Optional[str] = None,
-             source_dir: Optional[str] = None, kb_dir: Optional[str] = None):
-    """A pasted error/traceback/log (`text`) or files/directories (`paths`, `-` = stdin) → Diagnosis."""
+             source_dir: Optional[str] = None, kb_dir: Optional[str] = None, source_files: Optional[List[str]] = None):
+    """A pasted error/traceback/log (`text`) or files/directories (`paths`, `-` = stdin) → Diagnosis.
+    `source_files`: the user's scripts; lint findings near the failing lines become evidence."""
     from npu_graph_skill.diagnose.engine import diagnose as run
 
-    return run(text=text, paths=paths, lang=lang, source_dir=source_dir, kb_dir=kb_dir)
+    return run(text=text, paths=paths, lang=lang, source_dir=source_dir, kb_dir=kb_dir, source_files=source_files)
 
 
 def lookup_error_code(code: str):
@@ -37,6 +38,27 @@ def get_pattern(pattern_id: str):
     from npu_graph_skill.knowledge.loader import load_knowledge
 
     return load_knowledge().pattern(pattern_id)
+
+
+# --- lint: capture-unsafe code found before it runs ------------------------------------------
+
+
+def lint(paths: List[str], select: Optional[List[str]] = None, ignore: Optional[List[str]] = None,
+         depth: int = 3, lang: Optional[str] = None, within: Optional[List[str]] = None):
+    """Python files or folders → LintReport: capture-unsafe code in captured regions (and what they call
+    in the same package), each finding with its rule (NGL...), pattern, certainty and call chain.
+    `within`: folders the linter may read while following calls (default: anywhere)."""
+    from npu_graph_skill.lint.engine import lint_paths
+
+    return lint_paths(paths, select=select, ignore=ignore, depth=depth, lang=lang, within=within)
+
+
+def lint_rule(rule_id: str):
+    """One lint rule (id like NGL001, or its name) with its why, examples, false alarms and sources; None if unknown."""
+    from npu_graph_skill.lint.engine import load_config
+
+    config = load_config()
+    return config.rule(rule_id) or next((r for r in config.rules if r.name == rule_id.strip().lower()), None)
 
 
 # --- logs (issue: log analyzer) --------------------------------------------------------------

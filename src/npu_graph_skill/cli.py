@@ -18,6 +18,7 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "diagnose": ("npu_graph_skill.diagnose.cli", "diagnose a pasted error, traceback or log: phase, layer, cause, fix"),
     "errcode": ("npu_graph_skill.diagnose.cli", "explain an ACL/CANN/torch_npu error code (107027, 0x7bc83, EE1016, ERR00100)"),
     "patterns": ("npu_graph_skill.diagnose.cli", "list or show the known failure patterns"),
+    "lint": ("npu_graph_skill.lint.cli", "find capture-unsafe code in Python files before it runs (rules NGL001...)"),
     "logs": ("npu_graph_skill.logs.cli", "analyse TORCH_NPU_LOGS / CANN plog / worker logs: errors, timeline, memory"),
     "doctor": ("npu_graph_skill.doctor.cli", "check the environment for graph mode: CANN, torch_npu, devices, capture"),
     "env": ("npu_graph_skill.doctor.cli", "print a paste-ready environment block for bug reports"),
@@ -34,6 +35,7 @@ EPILOG = """examples:
   npu-graph diagnose error.txt            diagnose a traceback saved to a file
   pbpaste | npu-graph diagnose -          ... or pasted on stdin
   npu-graph diagnose ~/ascend/log --json  a plog directory, as JSON
+  npu-graph lint train.py                 capture-unsafe code, found before it runs
   npu-graph errcode 107027                what an error code means in graph mode
   npu-graph doctor                        is my environment right for graph mode?
   npu-graph ask "what does capture_begin do?"

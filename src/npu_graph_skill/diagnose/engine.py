@@ -30,8 +30,11 @@ MIN_CANDIDATE_SCORE = 0.2  # a lone supporting sign (one frame, one shared code)
 
 
 def diagnose(text: Optional[str] = None, paths: Optional[List[str]] = None, lang: Optional[str] = None,
-             source_dir: Optional[str] = None, kb_dir: Optional[str] = None) -> Diagnosis:
-    """Diagnose pasted `text`, or the files/directories in `paths` (`-` = stdin)."""
+             source_dir: Optional[str] = None, kb_dir: Optional[str] = None,
+             source_files: Optional[List[str]] = None) -> Diagnosis:
+    """Diagnose pasted `text`, or the files/directories in `paths` (`-` = stdin). `source_files`: the
+    user's scripts, linted for capture-unsafe code near the failing lines (files the traceback names
+    are linted too when they can be read here)."""
     lang = lang or default_lang()
     notes: List[str] = []
     if text is None:
@@ -39,7 +42,9 @@ def diagnose(text: Optional[str] = None, paths: Optional[List[str]] = None, lang
     if not text.strip():
         raise InputError("the input is empty: paste the error, the traceback or the log")
     evidence = extract_evidence(text, notes)
-    return diagnose_evidence(evidence, text, lang, load_knowledge(), source_dir=source_dir, kb_dir=kb_dir)
+    diagnosis = diagnose_evidence(evidence, text, lang, load_knowledge(), source_dir=source_dir, kb_dir=kb_dir)
+    _lint_evidence(diagnosis, evidence, source_files, lang)
+    return diagnosis
 
 
 def read_inputs(paths: List[str]) -> Tuple[str, List[str]]:
@@ -370,6 +375,27 @@ def _similar_cases(kb_dir: Optional[str], query: Dict[str, Any]) -> List[Candida
         return [match.to_candidate() for match in similar_cases(query, kb_dir=kb_dir, limit=3)]
     except Exception:  # noqa: BLE001 - a broken case base must never break a diagnosis
         return []
+
+
+def _lint_evidence(diagnosis: Diagnosis, evidence: Evidence, source_files: Optional[List[str]], lang: str) -> None:
+    """Lint findings at or near the failing lines of the user's script become evidence and notes."""
+    try:
+        from npu_graph_skill.lint.near import describe, lint_near_failure
+    except ImportError:
+        return
+    from npu_graph_skill.core.errors import UserError
+
+    try:
+        findings, notes = lint_near_failure(evidence.frames, source_files, lang)
+    except UserError:
+        raise  # a --source-file that does not exist is bad usage
+    except Exception:  # noqa: BLE001 - a lint problem must never break a diagnosis
+        return
+    if findings:
+        diagnosis.evidence_summary["lint"] = findings
+        top = diagnosis.candidates[0].id if diagnosis.candidates else ""
+        diagnosis.notes.extend(describe(f, lang, top) for f in findings[:5])
+    diagnosis.notes.extend(notes)
 
 
 def _source_drill_down(source_dir: Optional[str], evidence: Evidence, messages: List[MessageHit],

@@ -24,7 +24,7 @@ from npu_graph_skill.knowledge.schema import (
 )
 
 KNOWLEDGE_DIR = Path(__file__).resolve().parent
-YAML_SOURCES = ("patterns/*.yaml", "constraints.yaml", "codes/roles.yaml", "context_signs.yaml")
+YAML_SOURCES = ("patterns/*.yaml", "constraints.yaml", "codes/roles.yaml", "context_signs.yaml", "lint_rules.yaml")
 
 
 @dataclasses.dataclass
@@ -240,7 +240,9 @@ def build_knowledge(root: Path = KNOWLEDGE_DIR, strict: bool = False) -> Knowled
     if len({sign.id for sign in signs}) != len(signs):
         raise KnowledgeError("context_signs.yaml: duplicate sign ids")
     digest = _digest(_yaml_files(root) + [root / "messages.csv"])
-    return Knowledge(patterns, constraints, codes, _messages(root), digest=digest, signs=signs)
+    knowledge = Knowledge(patterns, constraints, codes, _messages(root), digest=digest, signs=signs)
+    knowledge.lint = _lint_config(raw, seen)  # validated with everything else; used by `npu-graph lint`
+    return knowledge
 
 
 def derived(knowledge: Knowledge, name: str, compute: Callable[[], Any]) -> Any:
@@ -258,6 +260,29 @@ def derived(knowledge: Knowledge, name: str, compute: Callable[[], Any]) -> Any:
     if path:
         _write_cache(path, data)
     return data
+
+
+def _lint_config(raw: Dict[str, Any], pattern_ids: set):
+    from npu_graph_skill.knowledge.lint_schema import parse_lint_config
+
+    return parse_lint_config(raw.get("lint_rules.yaml"), "lint_rules.yaml", pattern_ids)
+
+
+_LINT = None
+
+
+def load_lint_config(root: Path = KNOWLEDGE_DIR):
+    """The lint rules and region definitions, validated against the pattern ids (without the code tables)."""
+    global _LINT
+    if _LINT is None or root != KNOWLEDGE_DIR:
+        raw = load_raw_yaml(root)
+        ids = {str(p.get("id")) for name, entries in raw.items() if name.startswith("patterns")
+               for p in entries or [] if isinstance(p, dict)}
+        config = _lint_config(raw, ids)
+        if root != KNOWLEDGE_DIR:
+            return config
+        _LINT = config
+    return _LINT
 
 
 _KNOWLEDGE: Optional[Knowledge] = None

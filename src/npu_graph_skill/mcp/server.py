@@ -38,7 +38,8 @@ Start with `diagnose` (the pasted error as `text`, or a log file/folder as `path
 phase (capture/replay/memory/update/compile/environment), the layer (L1 Python … L4 CANN), the root
 cause, the fix and how to verify it, with the lines that matched. Then: `analyze_logs` for big or
 multi-rank logs, `lookup_error_code` for a code (107027, EE1016, ERR00100), `search_knowledge` for
-"how does X work", `health_check` for the environment, `perf_*` / `analyze_graph_dump` for speed.
+"how does X work", `health_check` for the environment, `perf_*` / `analyze_graph_dump` for speed,
+`lint` on the user's script to find capture-unsafe code before (or after) it fails.
 Paths must lie under the server's allowed roots; report what the results say, not more."""
 
 Result = dict[str, Any]
@@ -210,6 +211,26 @@ async def analyze_graph_dump(
     """Summarise a captured graph's debug dump: tasks per stream and kind, kernels, events, findings."""
     checked = _log_input(path, await _roots(ctx), kind="file")
     return await _in_worker("analyze_graph_dump", path=checked, top=top, lang=lang or default_lang())
+
+
+@server.tool(annotations=READS)
+async def lint(
+    paths: Annotated[List[str], Field(min_length=1, max_length=64,
+                                      description="Python files or folders (every .py under them) of the user's project")],
+    select: Annotated[Optional[List[str]], Field(description="only these rule ids or prefixes, e.g. NGL001, NGL00")] = None,
+    ignore: Annotated[Optional[List[str]], Field(description="skip these rule ids or prefixes")] = None,
+    depth: Annotated[int, Field(ge=0, le=10, description="call levels followed out of a captured region")] = 3,
+    lang: Lang = None,
+    ctx: Optional[Context] = None,
+) -> Result:
+    """Find capture-unsafe code before it runs: host syncs (.item(), .cpu(), synchronize), blocking copies, RNG
+    seeding, default-stream capture, missing warm-up, data-dependent branches and shapes, graph outputs kept
+    across replays, events/streams crossing the capture. Each finding: rule (NGL...), pattern (P-...), certainty,
+    file:line and the call chain from the capture site (schema npu-graph-skill/lint/1)."""
+    roots = await _roots(ctx)
+    checked = _inputs(paths, roots, settings().max_log_bytes, "any", "log")
+    return await _in_worker("lint", paths=checked, select=select, ignore=ignore, depth=depth, lang=lang,
+                            within=list(roots))
 
 
 @server.tool(annotations=WRITES)
