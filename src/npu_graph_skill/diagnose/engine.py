@@ -101,7 +101,7 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
             votes.append(Vote(phase, similar[0].score, 0, f"its words resemble {similar[0].id}"))
             similar = [dataclasses.replace(c, phase=PHASE_OF_FAMILY[c.id.split("-")[1]]) for c in similar]
         candidates.extend(similar)
-    confidence = _confidence(ranked)
+    confidence = _confidence(ranked, _printed_lines(evidence))
     error_line = _decisive_line(evidence, chain, top)
     # Recorded cases come after the patterns: they show what fixed a similar error before.
     candidates.extend(_similar_cases(kb_dir, {
@@ -191,8 +191,12 @@ def _candidate(score: PatternScore, evidence: Evidence, lang: str) -> Candidate:
                      matched=[d for d, _, w in score.hits if w > 0])
 
 
-def _confidence(ranked: List[PatternScore]) -> float:
-    """Grows with the top score, shrinks when the runner-up is close."""
+PROSE_ONLY_CAP = 0.7  # a cause recognised only in the user's own words, not in anything a program printed
+
+
+def _confidence(ranked: List[PatternScore], printed: set) -> float:
+    """Grows with the top score, shrinks when the runner-up is close; capped when the top pattern
+    rests only on the user's description (no error line, code, frame or log line among its hits)."""
     if not ranked or ranked[0].score < KNOWN:
         best = ranked[0].score if ranked else 0.0
         return round(min(0.3, 0.3 * best / KNOWN), 2)
@@ -200,7 +204,22 @@ def _confidence(ranked: List[PatternScore]) -> float:
     base = 1 - math.exp(-2.0 * top)
     runner_up = ranked[1].score if len(ranked) > 1 else 0.0
     margin = min(1.0, max(0.0, top - runner_up) / 0.4)
-    return round(min(0.98, base * (0.75 + 0.25 * margin)), 2)
+    confidence = min(0.98, base * (0.75 + 0.25 * margin))
+    hits = [(line, weight) for description, line, weight in ranked[0].hits if weight > 0 and not description.startswith("context:")]
+    if not any(line in printed or not line for line, _ in hits):
+        confidence = min(confidence, PROSE_ONLY_CAP)
+    return round(confidence, 2)
+
+
+def _printed_lines(evidence: Evidence) -> set:
+    """Input lines a program printed: exceptions, frames, codes, raise sites, API calls, log lines."""
+    lines = {e.input_line for e in evidence.exceptions}
+    lines |= {f.input_line for f in evidence.frames}
+    lines |= {c.input_line for c in evidence.codes}
+    lines |= {r.input_line for r in evidence.raise_sites}
+    lines |= set(evidence.apis.values())
+    lines |= {e.input_line for e in evidence.log_events}
+    return lines
 
 
 def _root_cause(pattern, lang: str, phase: str, messages: List[MessageHit], votes: List[Vote]) -> Dict[str, str]:
