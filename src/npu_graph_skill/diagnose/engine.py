@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Collection, Dict, List, Optional, Tuple
 
 from npu_graph_skill.core.errors import InputError
 from npu_graph_skill.core.ingest import TextSource, read_text, resolve_sources
@@ -25,8 +25,10 @@ MIN_CANDIDATE_SCORE = 0.2  # a lone supporting sign (one frame, one shared code)
 
 
 def diagnose(text: Optional[str] = None, paths: Optional[List[str]] = None, lang: Optional[str] = None,
-             source_dir: Optional[str] = None, kb_dir: Optional[str] = None) -> Diagnosis:
-    """Diagnose pasted `text`, or the files/directories in `paths` (`-` = stdin)."""
+             source_dir: Optional[str] = None, kb_dir: Optional[str] = None,
+             provided: Collection[str] = ()) -> Diagnosis:
+    """Diagnose pasted `text`, or the files/directories in `paths` (`-` = stdin). `provided`: materials
+    collected with the input that the missing-materials list need not ask for (see locate.missing_materials)."""
     lang = lang or default_lang()
     notes: List[str] = []
     if text is None:
@@ -34,7 +36,8 @@ def diagnose(text: Optional[str] = None, paths: Optional[List[str]] = None, lang
     if not text.strip():
         raise InputError("the input is empty: paste the error, the traceback or the log")
     evidence = extract_evidence(text, notes)
-    return diagnose_evidence(evidence, text, lang, load_knowledge(), source_dir=source_dir, kb_dir=kb_dir)
+    return diagnose_evidence(evidence, text, lang, load_knowledge(), source_dir=source_dir, kb_dir=kb_dir,
+                             provided=provided)
 
 
 def read_inputs(paths: List[str]) -> Tuple[str, List[str]]:
@@ -61,7 +64,8 @@ def _reduce_logs(sources: List[TextSource]):
 
 
 def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowledge,
-                      source_dir: Optional[str] = None, kb_dir: Optional[str] = None) -> Diagnosis:
+                      source_dir: Optional[str] = None, kb_dir: Optional[str] = None,
+                      provided: Collection[str] = ()) -> Diagnosis:
     contexts = classify.phase_contexts(evidence)
     index = EvidenceIndex(evidence, contexts)
     chain = error_chain(evidence, knowledge)
@@ -98,7 +102,7 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
         root_cause=_root_cause(pattern, lang, phase, messages),
         fix=_fix(pattern, lang, evidence),
         verification=list(pick(pattern.verification, lang)) if pattern else _generic_verification(lang),
-        missing=locate.missing_materials(evidence, lang, text, thorough=confidence < 0.8),
+        missing=locate.missing_materials(evidence, lang, text, thorough=confidence < 0.8, provided=provided),
         anchors=pattern.anchor_strings() if pattern else [m.entry.raise_site() for m in messages[:3]],
         drill_down=drill,
         consequences=[c for c in chain[1:] if c["role"] in ("consequence", "noisy", "later")],

@@ -79,11 +79,14 @@ def analyze_logs(paths: Sequence[str], since: Optional[str] = None, until: Optio
     return report
 
 
-def reduce_for_diagnosis(sources: List[TextSource], context: int = 30) -> Tuple[str, List[str]]:
+def reduce_for_diagnosis(sources: List[TextSource], context: int = 30,
+                         report: Optional[LogReport] = None) -> Tuple[str, List[str]]:
     """For large inputs: the text the diagnosis should read — the root-cause window (lines around the first
     decisive error, prefixes kept verbatim) plus the first occurrence of every other distinct error signature,
-    in input order — and notes saying what was reduced."""
-    report = analyze_logs([], sources=sources, context=context)
+    in input order — and notes saying what was reduced. `report`: the analysis of these sources, when the
+    caller has it already."""
+    if report is None:
+        report = analyze_logs([], sources=sources, context=context)
     pieces: List[Tuple[int, int, List[str]]] = []  # (source order, line, lines)
     order = {source.name: i for i, source in enumerate(sources)}
     failure = report.first_failure
