@@ -36,6 +36,11 @@ READ_SIZE = 1 << 16
 PIPE_SIZE = 1 << 20
 F_SETPIPE_SZ = 1031  # fcntl.F_SETPIPE_SZ (Linux), absent from the fcntl module before Python 3.10
 TICK = 0.05
+WATCH_SLICE = 0.002  # seconds of looking for a decisive error per gap in the output
+# After a small read, wait this long before the next: a logger's many small writes then arrive as one
+# read instead of one wake-up each (the 1 MB pipe holds them meanwhile; 2 ms of delay is not visible).
+COALESCE_BYTES = 32 * 1024
+COALESCE_WAIT = 0.002
 DRAIN_QUIET = 1.0  # after the command exits, stop reading once its leftover processes are quiet this long
 DRAIN_MAX = 10.0  # ... or this long after it exited, whatever they do
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
@@ -114,7 +119,7 @@ class Job:
         self.targets: Dict[int, Optional[int]] = {1: stdout_fd, 2: stderr_fd}
         self.notify = notify
         self.texts = texts or {}
-        self.watcher: Optional[DecisiveWatcher] = None
+        self.watcher: Optional[DecisiveWatcher] = None  # only with a hang timeout
         self.proc: Optional[subprocess.Popen] = None
         self.pgid = 0
         self.returncode: Optional[int] = None
@@ -257,8 +262,6 @@ class Job:
                 for fd in list(self.readers):
                     self._close_reader(fd)
                 stats = self.recorder.finish()
-                if self.watcher is not None:
-                    self.watcher.stop()
             leftovers = self._after_exit()
         finally:
             self._restore_handlers()
@@ -268,8 +271,10 @@ class Job:
         next_tick = 0.0
         while self.readers or self.returncode is None:
             events = selector.select(TICK) if self.readers else _sleep(TICK)
+            got = 0
             for key, _ in events:
                 data = _read(key.fd)
+                got += len(data)
                 if data:
                     self.last_output = time.monotonic()
                     if self._pass_through(key.data, data):
@@ -277,6 +282,12 @@ class Job:
                         continue
                 selector.unregister(key.fd)
                 self._close_reader(key.fd)
+            watcher = self.watcher
+            if (watcher is not None and watcher.pending and self.readers and self.returncode is None
+                    and not selector.select(0)):
+                watcher.work(WATCH_SLICE)  # only in a gap of the output: nothing waits to be read
+            elif 0 < got < COALESCE_BYTES:
+                time.sleep(COALESCE_WAIT)
             now = time.monotonic()
             if now >= next_tick:
                 next_tick = now + TICK

@@ -45,7 +45,7 @@ def _stat(pid: int):
 def _command(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as handle:
-            return handle.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()[:300]
+            return " ".join(handle.read().replace(b"\0", b" ").decode("utf-8", "replace").split())[:300]
     except OSError:
         return ""
 

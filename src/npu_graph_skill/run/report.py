@@ -108,7 +108,7 @@ def summary_lines(result, lang: str, style: Style) -> List[str]:
     """After the report: ranks, A/B, leftovers, what was written."""
     lines: List[str] = []
     failure = result.first_failure
-    if failure and failure.get("rank") is not None:
+    if failure and failure.get("rank") is not None and len(failure.get("ranks_seen") or []) > 1:
         lines.append(style.bold(text("first_failure", lang, rank=failure["rank"],
                                      time=f", {failure['time']}" if failure.get("time") else "",
                                      source=failure["source"], line=failure["line"])))

@@ -1,25 +1,32 @@
 """Has the live output shown a decisive error yet? (what `--hang-timeout` waits for)
 
-The pump hands each block of whole lines to `offer`, which never waits: the block goes into a small
-queue read by a thread of its own, and when the thread falls behind, blocks are skipped and counted
-(the recorded file still has them; the diagnosis at the end reads the file). Only the first decisive
-error matters, so after it the watcher takes nothing more. A line is judged by the log analyzer's
-own rules (`logs.formats.parse_line`, `logs.families`): an error, and neither a consequence of a
-failure elsewhere (HCCL timeouts ...) nor a message torch_npu declares harmless.
+The pump hands each block of whole lines to `offer`, which only keeps it in a bounded backlog. The
+pump calls `work` when no output is waiting to be read, with a slice of a millisecond or two, so
+the looking happens in the gaps of the child's output and never while output queues up: a child
+writing as fast as it can is not slowed at all (the backlog then drops its oldest blocks, counted),
+and a job that goes quiet — the only case a hang timeout cares about — has its last output looked
+at within a few ticks. Lines holding "error", "exception" or "fatal" in any case are judged by the
+log analyzer's own rules (`logs.formats.parse_line`, `logs.families`): an error, and neither a
+consequence of a failure elsewhere (HCCL timeouts ...) nor a message torch_npu declares harmless.
+Only the first decisive error matters; after it the watcher keeps nothing more. (A thread of its
+own was measured slower: it competes with the pump for the interpreter lock.)
 """
 from __future__ import annotations
 
-import queue
+import collections
 import re
-import threading
 import time
 from typing import Dict, Optional, Tuple
 
-QUEUE_BLOCKS = 64  # blocks waiting for the thread (a block is at most one read of 64 KB)
 MAX_LINES_PER_BLOCK = 64  # candidate lines judged per block: a flood of one message costs no more
 MAX_CACHE = 4096
-# Lines worth judging: every error layout has one of these (ERROR, RuntimeError, ...Exception, ERR00100, FATAL).
-_CANDIDATE = re.compile(rb"rror|RROR|xception|FATAL|ERR\d")
+BUDGET_SHARE = 0.05  # judging may take this share of the wall time since the start ...
+BUDGET_FLOOR = 0.05  # ... plus this many seconds
+BACKLOG_BYTES = 16 << 20  # blocks waiting to be looked at; beyond this the oldest are dropped (and counted)
+# Lines worth judging: every error layout has one of these (ERROR, RuntimeError, ...Exception, ERR00100 lines
+# say [ERROR], FATAL), looked for in a lower-cased copy of the block: one translate, three finds.
+_LOWER = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", b"abcdefghijklmnopqrstuvwxyz")
+_NEEDLES = (b"error", b"exception", b"fatal")
 _DIGITS = re.compile(rb"\d+")
 
 
@@ -30,14 +37,15 @@ def first_decisive_line(block: bytes, cache: Optional[Dict[bytes, bool]] = None)
     from npu_graph_skill.logs.formats import extract_codes, parse_line
 
     cache = {} if cache is None else cache
+    folded = block.translate(_LOWER)
     judged = 0
     position = 0
     while judged < MAX_LINES_PER_BLOCK:
-        match = _CANDIDATE.search(block, position)
-        if not match:
+        hit = _next_candidate(folded, position)
+        if hit < 0:
             return None
-        start = block.rfind(b"\n", 0, match.start()) + 1
-        end = block.find(b"\n", match.end())
+        start = block.rfind(b"\n", 0, hit) + 1
+        end = block.find(b"\n", hit)
         end = len(block) if end < 0 else end
         position = end + 1
         raw = block[start:end].rsplit(b"\r", 1)[-1]  # a progress bar redrawn with \r: its last state
@@ -56,43 +64,50 @@ def first_decisive_line(block: bytes, cache: Optional[Dict[bytes, bool]] = None)
     return None
 
 
+def _next_candidate(block: bytes, position: int) -> int:
+    found = [i for i in (block.find(needle, position) for needle in _NEEDLES) if i >= 0]
+    return min(found) if found else -1
+
+
 class DecisiveWatcher:
-    """Judges blocks in a thread of its own; `found` is (monotonic time, line) once a decisive error was seen."""
+    """`found` is (monotonic time, line) once a decisive error was seen; `skipped_bytes` what the backlog dropped."""
 
     def __init__(self) -> None:
         self.found: Optional[Tuple[float, str]] = None
         self.skipped_bytes = 0
-        self._queue: "queue.Queue[Optional[bytes]]" = queue.Queue(maxsize=QUEUE_BLOCKS)
+        self._backlog: "collections.deque[bytes]" = collections.deque()
+        self._backlog_bytes = 0
         self._cache: Dict[bytes, bool] = {}
-        self._thread = threading.Thread(target=self._loop, name="npu-graph-run-watch", daemon=True)
-        self._thread.start()
+
+    @property
+    def pending(self) -> bool:
+        return bool(self._backlog)
 
     def offer(self, block: bytes) -> None:
-        """Never blocks the caller."""
+        """Keep the block for later; never looks at it now."""
         if self.found is not None:
             return
-        try:
-            self._queue.put_nowait(block)
-        except queue.Full:
-            self.skipped_bytes += len(block)
+        self._backlog.append(block)
+        self._backlog_bytes += len(block)
+        while self._backlog_bytes > BACKLOG_BYTES:
+            dropped = self._backlog.popleft()
+            self._backlog_bytes -= len(dropped)
+            self.skipped_bytes += len(dropped)
 
-    def stop(self, timeout: float = 2.0) -> None:
-        try:
-            self._queue.put(None, timeout=timeout)
-        except queue.Full:
-            pass
-        self._thread.join(timeout)
-
-    def _loop(self) -> None:
-        while True:
-            block = self._queue.get()
-            if block is None:
-                return
-            if self.found is not None:
-                continue
+    def work(self, seconds: float) -> None:
+        """Look at waiting blocks, oldest first, for about `seconds` (at least one block)."""
+        deadline = time.perf_counter() + seconds
+        while self._backlog and self.found is None:
+            block = self._backlog.popleft()
+            self._backlog_bytes -= len(block)
             try:
                 line = first_decisive_line(block, self._cache)
             except Exception:  # noqa: BLE001 - a line the parser chokes on must not end the watch
                 line = None
             if line:
                 self.found = (time.monotonic(), line)
+            if time.perf_counter() >= deadline:
+                break
+        if self.found is not None:
+            self._backlog.clear()
+            self._backlog_bytes = 0
