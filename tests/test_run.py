@@ -413,6 +413,19 @@ def test_bundle_diagnoses_a_folder_again_and_packs_it(tmp_path, shared_data, run
     assert code == 2 and "not a run folder" in err_text and len(err_text.strip().splitlines()) == 1
 
 
+def test_record_saves_the_failure_as_a_case(tmp_path, shared_data, run_cli, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    child = rs.write(tmp_path, "fails.py", "import sys\n"
+                                           f"sys.stderr.write({rs.case_text(shared_data, 'seed-default-stream')!r})\n"
+                                           "sys.exit(1)\n")
+    kb = tmp_path / "kb"
+    code, _, err = run_cli("run", "-q", "--record", "--yes", "--kb", str(kb), "--", sys.executable, child)
+    assert code == 1, err
+    cases = list((kb / "cases").glob("C-*.yaml"))
+    assert len(cases) == 1 and "non-default stream" in cases[0].read_text()
+    assert "Recorded new case" in err
+
+
 def test_redaction_changes_only_what_identifies_someone(tmp_path):
     from npu_graph_skill.run.pack import pack_folder
 

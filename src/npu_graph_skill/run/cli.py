@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Dict, Optional
+from typing import Any, Dict
 
 from npu_graph_skill.core.errors import UserError
 from npu_graph_skill.core.render import Style, default_lang, to_json
@@ -134,18 +134,25 @@ def handle_run(args) -> int:
         command, directory=args.dir, keep=args.keep, hang_timeout=args.hang_timeout, kill_after=args.kill_after,
         max_output_mb=args.max_output_mb, plog_level=args.plog_level, log_switches=not args.no_log_switches,
         pty=not args.no_pty, redact=not args.no_redact, eager_env=args.eager, eager_cmd=args.eager_cmd, lang=lang,
-        source_dir=args.source, kb_dir=args.kb, notify=None if args.quiet else say,
-        on_diagnosis=_recorder(args) if args.record else None)
+        source_dir=args.source, kb_dir=args.kb, notify=None if args.quiet else say)
     if args.json:
         sys.stdout.flush()
         print("\n" + to_json(result, indent=None), flush=True)
-        return result.exit_status
-    lines = [report.status_line(result, lang)]
-    if result.diagnosis:
-        lines.append(_render_report(result.diagnosis, style))
-    lines += report.summary_lines(result, lang, style)
-    lines += report.written_lines(result, lang)
-    print("\n".join(lines), file=sys.stderr, flush=True)
+    else:
+        lines = [report.status_line(result, lang)]
+        if result.diagnosis:
+            lines.append(_render_report(result.diagnosis, style))
+        lines += report.summary_lines(result, lang, style)
+        lines += report.written_lines(result, lang)
+        print("\n".join(lines), file=sys.stderr, flush=True)
+    if args.record and result.diagnosis:
+        from npu_graph_skill.cases.cli import record_from_report
+
+        try:
+            record_from_report(result.diagnosis, args, symptom_text=getattr(result, "symptom", "") or None,
+                               stream=sys.stderr)
+        except UserError as exc:  # not recorded; the command's exit status still stands
+            print(f"npu-graph run: {exc}", file=sys.stderr)
     return result.exit_status
 
 
@@ -162,17 +169,6 @@ def _diagnosis_from_dict(data: Dict[str, Any]):
     fields["candidates"] = [Candidate(**c) for c in data.get("candidates", [])]
     fields["missing"] = [MissingMaterial(**m) for m in data.get("missing", [])]
     return Diagnosis(**fields)
-
-
-def _recorder(args):
-    """Record the diagnosis as a case through the kb's own flow (asks unless --yes); the case id back."""
-    def record(report: Dict[str, Any], text: str) -> Optional[str]:
-        from npu_graph_skill.cases.cli import record_from_report
-
-        record_from_report(report, args, symptom_text=text, stream=sys.stderr)
-        return None
-
-    return record
 
 
 def _bundle_parser(subparsers, name, help_text):

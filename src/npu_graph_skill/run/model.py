@@ -55,7 +55,6 @@ class RunResult(Record):
     redactions: Dict[str, int] = dataclasses.field(default_factory=dict)  # what the archive had removed
     redacted: bool = True
     files: List[str] = dataclasses.field(default_factory=list)  # what the folder holds
-    recorded_case: Optional[str] = None
     notes: List[str] = dataclasses.field(default_factory=list)
     schema: str = RUN_SCHEMA
 

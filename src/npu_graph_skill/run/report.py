@@ -48,7 +48,6 @@ _T = {
     "not_redacted": {"en": "not redacted (--no-redact)", "zh": "未脱敏（--no-redact）"},
     "dropped": {"en": "output over --max-output-mb: {dropped} of {total} dropped between the head and the tail",
                 "zh": "输出超过 --max-output-mb：头尾之间丢弃了 {total} 中的 {dropped}"},
-    "recorded": {"en": "recorded as case {case}", "zh": "已记录为案例 {case}"},
     "eager_start": {"en": "graph vs eager: running it again with graph mode off ({how})",
                     "zh": "图模式 vs eager：关闭图模式（{how}）后再运行一次"},
 }
@@ -152,8 +151,6 @@ def written_lines(result, lang: str) -> List[str]:
         else:
             redaction = text("nothing_redacted", lang)
         lines.append(f"  {shown_path(result.archive)}  {text('archive', lang)} ({redaction})")
-    if result.recorded_case:
-        lines.append("  " + text("recorded", lang, case=result.recorded_case))
     return lines
 
 
