@@ -10,8 +10,9 @@
   pseudo-terminal in raw mode (no `\\n` → `\\r\\n` translation, so the bytes stay the child's), so it
   keeps its colours, its progress bars and its line buffering; elsewhere it gets a pipe, as it would
   without the wrapper. Pipes are enlarged to 1 MB so the child runs ahead while the wrapper writes.
-- Each read is written to our stream first, then to the record; a slow analysis cannot hold the
-  child back (`watch.DecisiveWatcher` never waits).
+- Each read is written to our stream first, then to the record; small reads are coalesced (a 2 ms
+  pause lets a logger's many small writes arrive as one read). Looking for a decisive error waits
+  until the output goes quiet (`watch.DecisiveWatcher`), so it never holds a writing child back.
 - When our stdout is closed by its reader (`| head`), the child's stdout is closed too, so it meets
   the broken pipe it would have met without the wrapper.
 """
@@ -30,13 +31,13 @@ from typing import Callable, Dict, List, Optional, Tuple
 from npu_graph_skill.core.errors import UserError
 from npu_graph_skill.run import procs
 from npu_graph_skill.run.record import OutputRecorder, OutputStats
-from npu_graph_skill.run.watch import DecisiveWatcher
+from npu_graph_skill.run.watch import QUIET, DecisiveWatcher
 
-READ_SIZE = 1 << 16
+READ_SIZE = 1 << 18  # up to 256 KB a read: a busy pipe is drained in fewer, larger steps
 PIPE_SIZE = 1 << 20
 F_SETPIPE_SZ = 1031  # fcntl.F_SETPIPE_SZ (Linux), absent from the fcntl module before Python 3.10
 TICK = 0.05
-WATCH_SLICE = 0.002  # seconds of looking for a decisive error per gap in the output
+WATCH_SLICE = 0.01  # seconds of looking for a decisive error per tick of silence
 # After a small read, wait this long before the next: a logger's many small writes then arrive as one
 # read instead of one wake-up each (the 1 MB pipe holds them meanwhile; 2 ms of delay is not visible).
 COALESCE_BYTES = 32 * 1024
@@ -86,11 +87,10 @@ class JobOutcome:
     ended_by: str  # exit | signal (from outside) | interrupted (forwarded from the user) | hang (stopped by --hang-timeout)
     duration_s: float
     forwarded: List[str]
-    decisive: Optional[str]  # the first decisive error seen in the live output
+    decisive: Optional[str]  # the first decisive error seen in the live output (with --hang-timeout)
     leftovers: List[procs.ProcessInfo]  # still running after the command ended (left alone)
     killed: List[procs.ProcessInfo]  # killed by the wrapper after a stop (SIGKILL)
     output: OutputStats
-    watch_skipped_bytes: int
     terminals: List[str]  # streams given a pseudo-terminal
     pgid: int = 0  # the job's process group
 
@@ -283,9 +283,9 @@ class Job:
                 selector.unregister(key.fd)
                 self._close_reader(key.fd)
             watcher = self.watcher
-            if (watcher is not None and watcher.pending and self.readers and self.returncode is None
-                    and not selector.select(0)):
-                watcher.work(WATCH_SLICE)  # only in a gap of the output: nothing waits to be read
+            if (watcher is not None and watcher.pending and self.returncode is None
+                    and time.monotonic() - self.last_output >= QUIET):
+                watcher.work(WATCH_SLICE)  # the output went quiet: was its end a decisive error?
             elif 0 < got < COALESCE_BYTES:
                 time.sleep(COALESCE_WAIT)
             now = time.monotonic()
@@ -328,7 +328,7 @@ class Job:
         found = self.watcher.found if self.watcher is not None else None
         if found is None or self.stopping or not self.hang_timeout:
             return
-        if now - max(self.last_output, found[0]) < self.hang_timeout:
+        if now - self.last_output < self.hang_timeout:
             return
         self.stopping = True
         self.ended_by = "hang"
@@ -391,9 +391,7 @@ class Job:
             returncode=code, exit_status=128 - code if code < 0 else code, signal=name, ended_by=ended_by,
             duration_s=round((self.exited_at or time.monotonic()) - self.started, 3), forwarded=self.forwarded,
             decisive=self.watcher.found[1] if self.watcher is not None and self.watcher.found else None,
-            leftovers=leftovers, killed=self.killed, output=stats,
-            watch_skipped_bytes=self.watcher.skipped_bytes if self.watcher is not None else 0, terminals=self.terminals,
-            pgid=self.pgid)
+            leftovers=leftovers, killed=self.killed, output=stats, terminals=self.terminals, pgid=self.pgid)
 
 
 # -- small helpers ------------------------------------------------------------------------------

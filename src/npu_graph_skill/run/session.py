@@ -168,9 +168,6 @@ def _after_job(result: RunResult, outcome: JobOutcome, plan, environ: Dict[str, 
                options: _Options) -> None:
     """Collect, diagnose, compare, write the manifest, pack."""
     folder = result.folder or ""
-    if outcome.watch_skipped_bytes:
-        result.notes.append(f"the live error watch skipped {outcome.watch_skipped_bytes:,} bytes of a burst of output "
-                            "(the record has them)")
     user_plog_root = environ.get("ASCEND_PROCESS_LOG_PATH")
     if user_plog_root and os.path.isdir(user_plog_root):
         _copied, notes = bundle.copy_new_plogs(user_plog_root, folder, started.timestamp())

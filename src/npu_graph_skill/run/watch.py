@@ -1,14 +1,13 @@
 """Has the live output shown a decisive error yet? (what `--hang-timeout` waits for)
 
-The pump hands each block of whole lines to `offer`, which only keeps it in a bounded backlog. The
-pump calls `work` when no output is waiting to be read, with a slice of a millisecond or two, so
-the looking happens in the gaps of the child's output and never while output queues up: a child
-writing as fast as it can is not slowed at all (the backlog then drops its oldest blocks, counted),
-and a job that goes quiet — the only case a hang timeout cares about — has its last output looked
-at within a few ticks. Lines holding "error", "exception" or "fatal" in any case are judged by the
-log analyzer's own rules (`logs.formats.parse_line`, `logs.families`): an error, and neither a
-consequence of a failure elsewhere (HCCL timeouts ...) nor a message torch_npu declares harmless.
-Only the first decisive error matters; after it the watcher keeps nothing more. (A thread of its
+The pump hands each block of whole lines to `offer`, which only keeps it in a backlog of the last
+few MB. Only once the output has been quiet for a moment (QUIET) does the pump call `work` — a hang
+starts with silence, and what matters is whether the output before it held a decisive error. So a
+command that writes is never slowed by the looking, whatever it writes; a silent one has its last
+output looked at within a few ticks. Lines holding "error", "exception" or "fatal" in any case are
+judged by the log analyzer's own rules (`logs.formats.parse_line`, `logs.families`): an error, and
+neither a consequence of a failure elsewhere (HCCL timeouts ...) nor a message torch_npu declares
+harmless. After the first decisive error the watcher keeps nothing more. (Looking in a thread of its
 own was measured slower: it competes with the pump for the interpreter lock.)
 """
 from __future__ import annotations
@@ -22,7 +21,8 @@ MAX_LINES_PER_BLOCK = 64  # candidate lines judged per block: a flood of one mes
 MAX_CACHE = 4096
 BUDGET_SHARE = 0.05  # judging may take this share of the wall time since the start ...
 BUDGET_FLOOR = 0.05  # ... plus this many seconds
-BACKLOG_BYTES = 16 << 20  # blocks waiting to be looked at; beyond this the oldest are dropped (and counted)
+BACKLOG_BYTES = 4 << 20  # the last output kept for a look; older blocks are dropped unseen
+QUIET = 0.25  # seconds without output before the backlog is looked at
 # Lines worth judging: every error layout has one of these (ERROR, RuntimeError, ...Exception, ERR00100 lines
 # say [ERROR], FATAL), looked for in a lower-cased copy of the block: one translate, three finds.
 _LOWER = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", b"abcdefghijklmnopqrstuvwxyz")
@@ -70,11 +70,10 @@ def _next_candidate(block: bytes, position: int) -> int:
 
 
 class DecisiveWatcher:
-    """`found` is (monotonic time, line) once a decisive error was seen; `skipped_bytes` what the backlog dropped."""
+    """`found` is (monotonic time, line) once a decisive error was seen."""
 
     def __init__(self) -> None:
         self.found: Optional[Tuple[float, str]] = None
-        self.skipped_bytes = 0
         self._backlog: "collections.deque[bytes]" = collections.deque()
         self._backlog_bytes = 0
         self._cache: Dict[bytes, bool] = {}
@@ -90,9 +89,7 @@ class DecisiveWatcher:
         self._backlog.append(block)
         self._backlog_bytes += len(block)
         while self._backlog_bytes > BACKLOG_BYTES:
-            dropped = self._backlog.popleft()
-            self._backlog_bytes -= len(dropped)
-            self.skipped_bytes += len(dropped)
+            self._backlog_bytes -= len(self._backlog.popleft())
 
     def work(self, seconds: float) -> None:
         """Look at waiting blocks, oldest first, for about `seconds` (at least one block)."""
