@@ -67,10 +67,9 @@ def write_command(folder: str, argv: Sequence[str], cwd: str, switches: Sequence
 
 def write_env(folder: str, python: Optional[str], env: Dict[str, str]) -> Dict[str, Any]:
     """`npu-graph env` of the command's Python, as the command saw its environment → the versions."""
-    from npu_graph_skill import api
-    from npu_graph_skill.doctor.envinfo import pretty_str
+    from npu_graph_skill.doctor.envinfo import collect_env, pretty_str
 
-    info = api.collect_env(python=python, environ=env)
+    info = collect_env(python=python, environ=env)
     atomic_write(os.path.join(folder, ENV_TXT), pretty_str(info) + "\n")
     return {key: value for key, value in (
         ("python", info.python), ("torch", info.torch), ("torch_cuda", info.torch_cuda), ("torch_npu", info.torch_npu),
@@ -157,8 +156,8 @@ def diagnosis_inputs(folder: str) -> List[str]:
 def diagnose_folder(folder: str, lang: str, source_dir: Optional[str] = None, kb_dir: Optional[str] = None,
                     provided: Sequence[str] = (), with_env: bool = True):
     """→ (Diagnosis or None, first failure across ranks or None, the diagnosed text, the inputs)."""
-    from npu_graph_skill import api
     from npu_graph_skill.core.ingest import TextSource, read_text
+    from npu_graph_skill.diagnose.engine import diagnose
     from npu_graph_skill.logs.analyze import analyze_logs, reduce_for_diagnosis
 
     paths = diagnosis_inputs(folder)
@@ -181,7 +180,7 @@ def diagnose_folder(folder: str, lang: str, source_dir: Optional[str] = None, kb
     if with_env and os.path.isfile(env_path):
         with open(env_path, encoding="utf-8", errors="replace") as handle:
             text += "\n\n" + handle.read()  # the versions and variables, as a user would paste them below the error
-    diagnosis = api.diagnose(text=text, lang=lang, source_dir=source_dir, kb_dir=kb_dir, provided=provided)
+    diagnosis = diagnose(text=text, lang=lang, source_dir=source_dir, kb_dir=kb_dir, provided=provided)
     diagnosis.notes[:0] = notes
     return diagnosis, first_failure_summary(report, folder), symptom, [os.path.relpath(p, folder) for p in paths]
 
