@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any, Dict
 
@@ -128,7 +129,7 @@ def handle_run(args) -> int:
     style = Style(sys.stderr)
 
     def say(line: str) -> None:
-        print(line, file=sys.stderr, flush=True)
+        _emit(line, sys.stderr)
 
     result = api.run_command(
         command, directory=args.dir, keep=args.keep, hang_timeout=args.hang_timeout, kill_after=args.kill_after,
@@ -136,15 +137,14 @@ def handle_run(args) -> int:
         pty=not args.no_pty, redact=not args.no_redact, eager_env=args.eager, eager_cmd=args.eager_cmd, lang=lang,
         source_dir=args.source, kb_dir=args.kb, notify=None if args.quiet else say)
     if args.json:
-        sys.stdout.flush()
-        print("\n" + to_json(result, indent=None), flush=True)
+        _emit("\n" + to_json(result, indent=None), sys.stdout)
     else:
         lines = [report.status_line(result, lang)]
         if result.diagnosis:
             lines.append(_render_report(result.diagnosis, style))
         lines += report.summary_lines(result, lang, style)
         lines += report.written_lines(result, lang)
-        print("\n".join(lines), file=sys.stderr, flush=True)
+        _emit("\n".join(lines), sys.stderr)
     if args.record and result.diagnosis:
         from npu_graph_skill.cases.cli import record_from_report
 
@@ -154,6 +154,18 @@ def handle_run(args) -> int:
         except UserError as exc:  # not recorded; the command's exit status still stands
             print(f"npu-graph run: {exc}", file=sys.stderr)
     return result.exit_status
+
+
+def _emit(text: str, stream) -> None:
+    """Print, unless the reader or the terminal is gone (`| head`, a closed window): the command's exit
+    status is what must come back, and the folder has everything anyway."""
+    try:
+        print(text, file=stream, flush=True)
+    except (BrokenPipeError, OSError, ValueError):
+        try:
+            setattr(sys, "stdout" if stream is sys.stdout else "stderr", open(os.devnull, "w"))
+        except OSError:
+            pass
 
 
 def _render_report(data: Dict[str, Any], style: Style) -> str:
