@@ -5,18 +5,21 @@ Imports are deferred to the call so that importing `api` costs nothing.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 # --- diagnosis (issue: diagnosis core) ------------------------------------------------------
 
 
 def diagnose(text: Optional[str] = None, paths: Optional[List[str]] = None, lang: Optional[str] = None,
-             source_dir: Optional[str] = None, kb_dir: Optional[str] = None, source_files: Optional[List[str]] = None):
+             source_dir: Optional[str] = None, kb_dir: Optional[str] = None, source_files: Optional[List[str]] = None,
+             provided: Sequence[str] = ()):
     """A pasted error/traceback/log (`text`) or files/directories (`paths`, `-` = stdin) → Diagnosis.
-    `source_files`: the user's scripts; lint findings near the failing lines become evidence."""
+    `source_files`: the user's scripts; lint findings near the failing lines become evidence.
+    `provided`: materials collected with the input (versions, plog, graph_log, ranks), not asked for again."""
     from npu_graph_skill.diagnose.engine import diagnose as run
 
-    return run(text=text, paths=paths, lang=lang, source_dir=source_dir, kb_dir=kb_dir, source_files=source_files)
+    return run(text=text, paths=paths, lang=lang, source_dir=source_dir, kb_dir=kb_dir, source_files=source_files,
+               provided=provided)
 
 
 def lookup_error_code(code: str):
@@ -216,6 +219,37 @@ def init_case_kb(kb_dir: Optional[str] = None):
     from npu_graph_skill.cases.store import init_kb as run
 
     return run(kb_dir)
+
+
+# --- run: the failing command, diagnosed with its materials -----------------------------------
+
+
+def run_command(argv: List[str], **options: Any):
+    """Run `argv` with graph-mode logging on, its output passed through and recorded; on failure diagnose
+    the run folder and pack it → RunResult (its exit status is the command's). Options: directory, keep,
+    hang_timeout, kill_after, max_output_mb, plog_level, log_switches, pty, redact, eager_env, eager_cmd,
+    lang, source_dir, kb_dir, collect_env, pack, notify, stdout_fd, stderr_fd, environ, on_diagnosis."""
+    from npu_graph_skill.run.session import run_command as run
+
+    return run(argv, **options)
+
+
+def diagnose_bundle(directory: str, lang: Optional[str] = None, source_dir: Optional[str] = None,
+                    kb_dir: Optional[str] = None, write: bool = False):
+    """Diagnose a folder written by `npu-graph run` again (its output and plogs) → BundleReport; `write`
+    replaces its diagnosis files. Never starts a command."""
+    from npu_graph_skill.run.bundle import diagnose_bundle as run
+
+    return run(directory, lang=lang, source_dir=source_dir, kb_dir=kb_dir, write=write)
+
+
+def pack_bundle(directory: str, redact: bool = True):
+    """(Re)write the .tar.gz beside a run folder, redacted unless `redact=False` → PackResult."""
+    from npu_graph_skill.run.bundle import read_manifest
+    from npu_graph_skill.run.pack import pack_folder
+
+    read_manifest(directory)
+    return pack_folder(directory, redact=redact)
 
 
 # --- skill -----------------------------------------------------------------------------------

@@ -25,6 +25,8 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "ask": ("npu_graph_skill.expert.cli", "answer a question on how graph mode works, with source anchors"),
     "code": ("npu_graph_skill.expert.cli", "index a torch_npu source tree: locate symbols, find raise sites"),
     "perf": ("npu_graph_skill.perf.cli", "graph vs eager: bench, compare, profiler trace, graph dump"),
+    "run": ("npu_graph_skill.run.cli", "run a command with graph logging on; on failure: diagnosis and a bundle"),
+    "bundle": ("npu_graph_skill.run.cli", "diagnose or pack a run folder of `npu-graph run` again"),
     "kb": ("npu_graph_skill.cases.cli", "the case knowledge base: record, search, list, stats"),
     "route": ("npu_graph_skill.skill.cli", "route a request to the right sub-skill (Gate 0)"),
     "skill": ("npu_graph_skill.skill.cli", "install, validate or export the agent skill bundle"),
@@ -38,6 +40,7 @@ EPILOG = """examples:
   npu-graph lint train.py                 capture-unsafe code, found before it runs
   npu-graph errcode 107027                what an error code means in graph mode
   npu-graph doctor                        is my environment right for graph mode?
+  npu-graph run -- python train.py        run it; on failure: diagnosis + a bundle to attach
   npu-graph ask "what does capture_begin do?"
 
 exit codes: 0 ran and found nothing severe, 1 found problems, 2 bad usage or unreadable input

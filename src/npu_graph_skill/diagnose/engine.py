@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Collection, Dict, List, Optional, Tuple
 
 from npu_graph_skill.core.errors import InputError
 from npu_graph_skill.core.ingest import TextSource, read_text, resolve_sources
@@ -31,10 +31,11 @@ MIN_CANDIDATE_SCORE = 0.2  # a lone supporting sign (one frame, one shared code)
 
 def diagnose(text: Optional[str] = None, paths: Optional[List[str]] = None, lang: Optional[str] = None,
              source_dir: Optional[str] = None, kb_dir: Optional[str] = None,
-             source_files: Optional[List[str]] = None) -> Diagnosis:
+             source_files: Optional[List[str]] = None, provided: Collection[str] = ()) -> Diagnosis:
     """Diagnose pasted `text`, or the files/directories in `paths` (`-` = stdin). `source_files`: the
     user's scripts, linted for capture-unsafe code near the failing lines (files the traceback names
-    are linted too when they can be read here)."""
+    are linted too when they can be read here). `provided`: materials collected with the input that
+    the missing-materials list need not ask for (see locate.missing_materials)."""
     lang = lang or default_lang()
     notes: List[str] = []
     if text is None:
@@ -42,7 +43,8 @@ def diagnose(text: Optional[str] = None, paths: Optional[List[str]] = None, lang
     if not text.strip():
         raise InputError("the input is empty: paste the error, the traceback or the log")
     evidence = extract_evidence(text, notes)
-    diagnosis = diagnose_evidence(evidence, text, lang, load_knowledge(), source_dir=source_dir, kb_dir=kb_dir)
+    diagnosis = diagnose_evidence(evidence, text, lang, load_knowledge(), source_dir=source_dir, kb_dir=kb_dir,
+                                  provided=provided)
     _lint_evidence(diagnosis, evidence, source_files, lang)
     return diagnosis
 
@@ -71,7 +73,8 @@ def _reduce_logs(sources: List[TextSource]):
 
 
 def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowledge,
-                      source_dir: Optional[str] = None, kb_dir: Optional[str] = None) -> Diagnosis:
+                      source_dir: Optional[str] = None, kb_dir: Optional[str] = None,
+                      provided: Collection[str] = ()) -> Diagnosis:
     cues = classify.cue_lines(evidence.lines, knowledge.signs)
     contexts = classify.phase_contexts(evidence, cues, knowledge.signs)
     index = EvidenceIndex(evidence, contexts, SignatureIndex.for_knowledge(knowledge))
@@ -117,7 +120,7 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
         root_cause=_root_cause(pattern, lang, phase, messages, votes),
         fix=_fix(pattern, lang, evidence),
         verification=list(pick(pattern.verification, lang)) if pattern else _generic_verification(lang),
-        missing=locate.missing_materials(evidence, lang, text, thorough=confidence < 0.8),
+        missing=locate.missing_materials(evidence, lang, text, thorough=confidence < 0.8, provided=provided),
         anchors=pattern.anchor_strings() if pattern else [m.entry.raise_site() for m in messages[:3]],
         drill_down=drill,
         consequences=[c for c in chain[1:] if c["role"] in ("consequence", "noisy", "later")],

@@ -37,8 +37,9 @@ Diagnose torch_npu graph mode (NPUGraph / ACLGraph on Ascend NPUs) — 诊断 to
 Start with `diagnose` (the pasted error as `text`, or a log file/folder as `path`): it returns the
 phase (capture/replay/memory/update/compile/environment), the layer (L1 Python … L4 CANN), the root
 cause, the fix and how to verify it, with the lines that matched. Then: `analyze_logs` for big or
-multi-rank logs, `lookup_error_code` for a code (107027, EE1016, ERR00100), `search_knowledge` for
-"how does X work", `health_check` for the environment, `perf_*` / `analyze_graph_dump` for speed,
+multi-rank logs, `run_bundle` for a folder written by `npu-graph run -- CMD` (the run, its plogs and
+versions), `lookup_error_code` for a code (107027, EE1016, ERR00100), `search_knowledge` for "how
+does X work", `health_check` for the environment, `perf_*` / `analyze_graph_dump` for speed,
 `lint` on the user's script to find capture-unsafe code before (or after) it fails.
 Paths must lie under the server's allowed roots; report what the results say, not more."""
 
@@ -112,6 +113,19 @@ async def analyze_logs(
     roots = await _roots(ctx)
     checked = _inputs(paths, roots, settings().max_log_bytes, "any", "log")
     return await _in_worker("analyze_logs", paths=checked, since=since, until=until, rank=rank)
+
+
+@server.tool(annotations=READS)
+async def run_bundle(
+    path: Annotated[str, Field(description="a folder written by `npu-graph run -- CMD` (npu-graph-run-<time>/)")],
+    lang: Lang = None,
+    ctx: Optional[Context] = None,
+) -> Result:
+    """Diagnose a run folder of `npu-graph run`: its manifest (command, exit status, logging switches, versions,
+    graph vs eager) and the four-section diagnosis of its recorded output and plogs, with the first failure
+    across ranks (schema npu-graph-skill/bundle/1). Reads only; it never starts a command."""
+    checked = _log_input(path, await _roots(ctx), kind="dir")
+    return await _in_worker("diagnose_bundle", directory=checked, lang=lang)
 
 
 @server.tool(annotations=READS)
