@@ -84,12 +84,12 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
     ranked = rank_patterns(knowledge, index, root_line, messages)
     top = ranked[0] if ranked and ranked[0].score >= KNOWN else None
 
+    votes = phase_votes(evidence, knowledge.signs, cues, messages, index.flow, _error_line_number(evidence, root_line))
     if top:
         pattern = top.pattern
         phase, root_layer, fix_in = pattern.phase, pattern.root_layer, pattern.fix_in
         layer = pattern.layer
-    votes = phase_votes(evidence, knowledge.signs, cues, messages, index.flow, _error_line_number(evidence, root_line))
-    if not top:
+    else:
         pattern = None
         phase, _ = decide(votes)
         layer = classify.detected_layer(evidence, messages[0].entry.layer if messages else "")
