@@ -19,6 +19,7 @@ KNOWN = 0.5  # from this total a pattern counts as a known match
 FUZZY_SHARE = 0.8  # a message found by its words (reworded, see `wording`) counts this share of its weight
 FIRST_ERROR_BONUS = 0.1  # for the pattern that explains the earliest decisive line
 SPECIFIC = 0.25  # the least weight of a sign that can make a pattern a candidate on its own
+INDEPENDENT_SIGNS = 3  # ... or this many weaker signs together
 
 
 @dataclasses.dataclass
@@ -171,8 +172,12 @@ def rank_patterns(knowledge: Knowledge, index: EvidenceIndex, root_line: int,
     """All patterns with a positive score, best first; the first-error rule breaks near-ties."""
     by_id = {hit.entry.id: hit for hit in messages or []}
     scored = [score_pattern(p, index, by_id) for p in knowledge.patterns]
-    # A pattern is considered only when one of its specific signs fired, not just context or a weak hint.
-    scored = [s for s in scored if s.score > 0 and any(w >= SPECIFIC and not _is_context(d) for d, _, w in s.hits)]
+    # A pattern is considered when one of its specific signs fired, or several independent weak ones
+    # (a symptom told in words: "padded" + "metadata" + "corrupted" + "FULL_DECODE_ONLY"), never on
+    # context or a single weak hint.
+    scored = [s for s in scored if s.score > 0 and (
+        any(w >= SPECIFIC and not _is_context(d) for d, _, w in s.hits)
+        or sum(1 for d, _, w in s.hits if w > 0 and not _is_context(d)) >= INDEPENDENT_SIGNS)]
     for entry in scored:
         # A pattern that explains the first decisive error beats one that explains a later consequence.
         if root_line and entry.first_line and entry.first_line <= root_line and entry.score >= KNOWN:
