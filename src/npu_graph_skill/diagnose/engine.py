@@ -99,10 +99,10 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
     candidates = [_candidate(s, evidence, lang) for s in shown[:MAX_CANDIDATES]]
     if not top:  # say what the evidence is like, with the low scores it deserves
         similar = _similar_patterns(evidence, phase, {c.id for c in candidates}, lang, MAX_CANDIDATES - len(candidates))
-        if phase == "unknown" and similar:  # no sign of a phase: the nearest known pattern's is the best guess
-            phase = PHASE_OF_FAMILY[similar[0].id.split("-")[1]]
-            votes.append(Vote(phase, similar[0].score, 0, f"its words resemble {similar[0].id}"))
+        if phase == "unknown" and similar:  # no sign of a phase: the phase the nearest known patterns share
             similar = [dataclasses.replace(c, phase=PHASE_OF_FAMILY[c.id.split("-")[1]]) for c in similar]
+            votes.extend(Vote(c.phase, c.score, 0, f"its words resemble {c.id}") for c in similar[:3])
+            phase, _ = decide(votes)
         candidates.extend(similar)
     confidence = _confidence(ranked, _printed_lines(evidence))
     error_line = _decisive_line(evidence, chain, top)

@@ -21,7 +21,6 @@ from npu_graph_skill.knowledge.prefilter import required_literals
 CODE_WEIGHT = 0.45
 MESSAGE_WEIGHT = 0.5
 NEAR = 3  # lines: a phase word this close to the error counts twice
-SETTING_FACTOR = 0.5
 EARLIER_PROGRESS_FACTOR = 0.5
 # Exception types that say the phase by themselves (Python's and torch's names).
 EXCEPTION_PHASES: Sequence[Tuple["re.Pattern[str]", str, float]] = (
@@ -38,6 +37,7 @@ class Vote:
     weight: float
     line: int
     why: str
+    fallback: bool = False  # counts only when nothing else votes (a setting says how graph mode is set, not where it failed)
 
     def to_dict(self) -> Dict[str, object]:
         return {"phase": self.phase, "weight": round(self.weight, 3), "line": self.line, "why": self.why}
@@ -114,11 +114,10 @@ def _line_votes(flow: FlowText, signs: Sequence, error_line: int) -> List[Vote]:
             continue
         if sign.when == "after" and error_line and error_line < line:
             continue  # "capture finished" says nothing about an error printed before it
-        # A setting says graph mode is on and how, more than where it failed: it weighs half.
-        weight = sign.weight * (SETTING_FACTOR if sign.kind == "setting" else 1.0)
-        votes.append(Vote(sign.phase, weight, line, f"{sign.id} {sign.kind} ({sign.framework})"))
+        votes.append(Vote(sign.phase, sign.weight, line, f"{sign.id} {sign.kind} ({sign.framework})",
+                          fallback=sign.kind == "setting"))
     # Progress lines tell where the run was: the last one before the error is where it failed.
-    progress = [v for v in votes if "line" in v.why and (not error_line or v.line <= error_line)]
+    progress = [v for v in votes if not v.fallback and (not error_line or v.line <= error_line)]
     if len({v.phase for v in progress}) > 1:
         last = max(progress, key=lambda v: v.line)
         for vote in progress:
@@ -137,11 +136,13 @@ def _literals(sign) -> Optional[List[str]]:
 
 
 def decide(votes: Sequence[Vote]) -> Tuple[str, float]:
-    """(the phase with the largest sum of votes, its share of all votes); ("unknown", 0) with none."""
+    """(the phase with the largest sum of votes, its share of all votes); ("unknown", 0) with none.
+    Fallback votes count only when no other sign voted."""
+    counted = [v for v in votes if not v.fallback] or list(votes)
     totals: Dict[str, float] = {}
-    for vote in votes:
+    for vote in counted:
         totals[vote.phase] = totals.get(vote.phase, 0.0) + vote.weight
     if not totals:
         return "unknown", 0.0
-    phase = max(totals, key=lambda p: (totals[p], -min(v.line for v in votes if v.phase == p)))
+    phase = max(totals, key=lambda p: (totals[p], -min(v.line for v in counted if v.phase == p)))
     return phase, round(totals[phase] / sum(totals.values()), 3)
