@@ -4,8 +4,10 @@ Every sign casts a weighted vote: a framework function in a traceback frame, a l
 framework prints while it captures or compiles, a setting (the context-sign table,
 knowledge/context_signs.yaml, each sign with its source), an error code whose family belongs to
 one phase, a torch_npu message of the table, the exception type, and the plain words of the
-lifecycle (capture, replay, 编译 ...). A sign counts once however often it repeats; the phase with
-the largest sum wins, and the report shows the votes, so the reader can check the call.
+lifecycle (capture, replay, 编译 ...; the table's generic signs, twice when next to the error). A
+sign counts once however often it repeats; a setting (how graph mode is configured, not where it
+failed) counts only when nothing else votes. The phase with the largest sum wins, and the report
+shows the votes, so the reader can check the call.
 """
 from __future__ import annotations
 
