@@ -296,6 +296,59 @@ def _mcp_arguments(text: str, scratch: str) -> dict:
     return out
 
 
+def _folder(scratch: str, name: str) -> str:
+    folder = os.path.join(scratch, name)
+    os.makedirs(folder, exist_ok=True)
+    return folder
+
+
+def ordinary_python(seeds: List[Tuple[str, str]], size: int, rng: random.Random) -> str:
+    """Real Python of `size` characters (this package's own modules, whole lines), what lint is given."""
+    files = sorted((REPO / "src" / "npu_graph_skill").rglob("*.py"))
+    start = rng.randrange(len(files))
+    lines: List[str] = []
+    total = 0
+    for path in files[start:] + files[:start]:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if total + len(line) + 1 > size:
+                return "\n".join(lines)
+            lines.append(line)
+            total += len(line) + 1
+    return "\n".join(lines)
+
+
+def _lint(text: str, scratch: str) -> dict:
+    """The text as a Python file under `npu-graph lint`."""
+    from npu_graph_skill import api
+
+    folder = _folder(scratch, "lint")
+    return _contract(api.lint([_write(folder, text, "input.py")], within=[folder], lang="en"))
+
+
+RUN_MANIFEST = {"schema": "npu-graph-skill/run/1", "switches": [{"name": "TORCH_NPU_LOGS", "value": "+aclgraph", "action": "set"}]}
+
+
+def _bundle(text: str, scratch: str, manifest: Optional[str] = None) -> dict:
+    """A folder of `npu-graph run`: the text as its output (and as a plog), read back by diagnose_bundle."""
+    from npu_graph_skill import api
+
+    folder = _folder(scratch, "bundle")
+    _write(folder, manifest if manifest is not None else json.dumps(RUN_MANIFEST), "run.json")
+    _write(folder, text, "output.log")
+    _write(_folder(folder, "ascend_log"), text, "plog-1_1.log")
+    return _contract(api.diagnose_bundle(folder, lang="en"))
+
+
+def ordinary_manifest(seeds: List[Tuple[str, str]], size: int, rng: random.Random) -> str:
+    """A real manifest of `size` characters: the command line it records holds real text."""
+    return json.dumps(dict(RUN_MANIFEST, command=ordinary(seeds, max(16, size - 110), rng)))
+
+
+def _bundle_manifest(text: str, scratch: str) -> dict:
+    """The text as the bundle's run.json (a hand-edited or truncated manifest)."""
+    return _bundle("RuntimeError: capture failed", scratch, manifest=text)
+
+
 TARGETS: List[Target] = [
     Target("diagnose", _user_errors(_diagnose)),
     Target("diagnose_file", _user_errors(_diagnose_file)),
@@ -304,6 +357,9 @@ TARGETS: List[Target] = [
     Target("route", _user_errors(_route)),
     Target("ask", _user_errors(_ask)),
     Target("mcp_arguments", _user_errors(_mcp_arguments), needs="mcp"),
+    Target("lint", _user_errors(_lint), needs="npu_graph_skill.lint", ordinary=ordinary_python),
+    Target("diagnose_bundle", _user_errors(_bundle), needs="npu_graph_skill.run"),
+    Target("bundle_manifest", _user_errors(_bundle_manifest), needs="npu_graph_skill.run", ordinary=ordinary_manifest),
 ]
 
 
@@ -370,9 +426,15 @@ def knowledge_regexes() -> List[Tuple[str, str, int]]:
                 out.append((f"{pattern.id} {matcher.type}", matcher.regex, re.IGNORECASE))
     for message in knowledge.messages:
         out.append((f"messages.csv {message.id}", message.regex, re.IGNORECASE))
-    for name, skill in load_table().skills.items():
-        for signal in skill.signals:
-            out.append((f"routing {name} {signal.text}", signal.pattern.pattern, signal.pattern.flags))
+    table = load_table()
+    signals = [(name, signal) for name, skill in table.skills.items() for signal in skill.signals]
+    signals += [("domain", s) for s in getattr(table, "domain", [])] + [("refers_back", s) for s in getattr(table, "refers_back", [])]
+    for name, signal in signals:
+        out.append((f"routing {name} {signal.text}", signal.pattern.pattern, signal.pattern.flags))
+    for sign in getattr(knowledge, "signs", []):  # context signs
+        for key in ("regex", "function_regex", "file"):
+            if getattr(sign, key, ""):
+                out.append((f"context_signs.yaml {sign.id} {key}", getattr(sign, key), re.IGNORECASE))
     return out
 
 

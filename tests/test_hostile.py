@@ -84,6 +84,29 @@ def test_never_an_unexpected_exception_always_valid_json_and_deterministic(name,
     assert H.stable(first) == H.stable(second)
 
 
+# --- a run folder's manifest as a hand edit or a truncated write leaves it -------------------------
+
+json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+                           lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+                           max_leaves=12)
+manifests = st.fixed_dictionaries(
+    {"schema": st.sampled_from(["npu-graph-skill/run/1", "npu-graph-skill/run/9", "x"])},
+    optional={"switches": st.one_of(json_values, st.lists(st.fixed_dictionaries(
+        {}, optional={"name": json_values, "value": json_values, "action": json_values}), max_size=3)),
+        "command": json_values, "exit_code": json_values, "diagnosis": json_values, "first_failure": json_values})
+
+
+@pytest.mark.skipif("bundle_manifest" not in TARGETS, reason="npu-graph run is not installed")
+@given(manifest=manifests, output=st.one_of(st.text(max_size=200), log_shaped))
+def test_a_damaged_run_manifest_is_read_or_refused_in_one_line(manifest, output, scratch):
+    try:
+        first = H._bundle(output, scratch, manifest=json.dumps(manifest))
+    except UserError as refused:
+        assert "\n" not in str(refused).strip()
+        return
+    assert H.stable(first) == H.stable(H._bundle(output, scratch, manifest=json.dumps(manifest)))
+
+
 # --- the MCP tools through the SDK's own client: typed arguments, refusals as one-line errors ------
 
 @pytest.mark.skipif(importlib.util.find_spec("mcp") is None, reason="the MCP SDK (Python >= 3.10) is not installed")
@@ -157,19 +180,6 @@ def test_the_mcp_path_guard_refuses_impossible_paths_in_one_line(path, tmp_path)
         with pytest.raises(PathRefused) as refused:
             check()
         assert "\n" not in str(refused.value) and len(str(refused.value)) < 400
-
-
-def test_the_routing_prefilter_never_changes_a_score():
-    """Skipping a signal whose literal is absent gives the scores running every regex would give."""
-    from npu_graph_skill.skill.routing import load_table, score
-
-    table = load_table()
-    for text in [t for _, t in SEEDS] + [route for name in table.skills for route in
-                                          table.skills[name].examples["en"] + table.skills[name].examples["zh"]]:
-        scores, _ = score(text, table)
-        unfiltered = {name: sum(s.weight for s in skill.signals if s.pattern.search(text))
-                      for name, skill in table.skills.items()}
-        assert scores == pytest.approx(unfiltered), text[:80]
 
 
 def test_a_log_line_with_a_huge_or_odd_number_where_a_line_number_goes_still_parses():

@@ -15,6 +15,7 @@ pytest.importorskip("mcp", reason="the MCP SDK (`pip install 'npu-graph-skill[mc
 from mcp import Client  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 
+from npu_graph_skill import api  # noqa: E402
 from npu_graph_skill.mcp import server  # noqa: E402
 from npu_graph_skill.mcp.guard import ServerSettings  # noqa: E402
 
@@ -22,7 +23,7 @@ pytestmark = pytest.mark.anyio
 
 TOOLS = {"diagnose", "analyze_logs", "lookup_error_code", "search_knowledge", "locate_source", "find_raise_site",
          "health_check", "perf_trace", "perf_compare", "analyze_graph_dump", "record_case", "list_patterns",
-         "route_request"}
+         "route_request", "lint", "run_bundle"}
 
 
 @pytest.fixture
@@ -112,6 +113,29 @@ async def test_diagnose_a_folder_of_real_plogs(work, shared_data):
     result = await call("diagnose", {"path": str(shared_data / "samples" / "plog"), "lang": "en"})
     assert not result.is_error, result.content
     assert result.structured_content["schema"].startswith("npu-graph-skill/diagnosis") and result.structured_content["error"]
+
+
+async def test_run_bundle_diagnoses_a_run_folder_without_running_anything(work, shared_cases):
+    import os
+    import sys
+
+    inside, _ = work
+    script = inside / "fails.py"
+    script.write_text(f"import sys\nsys.stderr.write({case_text(shared_cases, 'seed-default-stream')!r})\nsys.exit(1)\n")
+    null = os.open(os.devnull, os.O_WRONLY)
+    run = api.run_command([sys.executable, str(script)], directory=str(inside), stdout_fd=null, stderr_fd=null,
+                          collect_env=False, pack=False, lang="en")
+    os.close(null)
+    script.unlink()  # the tool must not need (or run) the command
+    (inside / run.folder / "diagnosis.json").unlink()  # ... nor write into the folder
+    result = await call("run_bundle", {"path": run.folder, "lang": "en"})
+    data = result.structured_content
+    assert not result.is_error and data["schema"] == "npu-graph-skill/bundle/1"
+    assert data["run"]["command"][-1] == str(script) and data["run"]["exit_status"] == 1
+    assert data["diagnosis"]["phase"] == "capture" and data["diagnosis"]["candidates"][0]["id"] == "P-CAP-003"
+    assert data["written"] == [] and not (inside / run.folder / "diagnosis.json").exists()
+    refused = error_text(await call("run_bundle", {"path": str(inside)}))
+    assert "not a run folder" in refused
 
 
 # --- the other tools on real material ------------------------------------------------------------
@@ -215,6 +239,7 @@ async def test_record_a_diagnosis_then_its_repeat(work, shared_cases):
     ("locate_source", {"symbol": "capture_begin", "source_dir": "{outside}"}),
     ("search_knowledge", {"question": "capture", "source_dir": "{outside}"}),
     ("diagnose", {"path": "/etc/passwd"}),
+    ("run_bundle", {"path": "{outside}"}),
 ])
 async def test_a_file_tool_refuses_paths_outside_the_allowed_roots(work, tool, arguments):
     inside, outside = work
@@ -338,3 +363,45 @@ async def test_the_prompt_builds_the_four_section_report_from_a_pasted_error(wor
     for section in ("Overview", "Root cause", "Fix", "Verification"):
         assert section in en
     assert "207005" in en and "P-CAP-011" in en  # the diagnosis itself is in the prompt, not only instructions
+
+
+# --- lint: the user's script, inside the roots only ------------------------------------------------
+
+async def test_lint_tool_gives_the_cli_findings_and_refuses_paths_outside(work, run_cli):
+    import pathlib
+    import shutil
+
+    inside, outside = work
+    fixture = pathlib.Path(__file__).parent / "data" / "lint" / "chain"
+    shutil.copytree(fixture, inside / "chain")
+    code, out, _ = run_cli("lint", str(inside / "chain"), "--json", "--lang", "en")
+    cli = json.loads(out)
+    result = await call("lint", {"paths": [str(inside / "chain")], "lang": "en"})
+    assert not result.is_error, result.content
+    got = result.structured_content
+    assert got["schema"] == "npu-graph-skill/lint/1" and got["counts"] == cli["counts"]
+    assert [(f["rule"], f["line"]) for f in got["findings"]] == [("NGL001", 5)]
+    assert [s["text"] for s in got["findings"][0]["chain"]] == [s["text"] for s in cli["findings"][0]["chain"]]
+    (outside / "x.py").write_text("import torch\n", encoding="utf-8")
+    refused = await call("lint", {"paths": [str(outside / "x.py")]})
+    assert "outside the allowed roots" in error_text(refused)
+    unknown = await call("lint", {"paths": [str(inside / "chain")], "select": ["NGL999"]})
+    assert "no such rule" in error_text(unknown)
+
+
+async def test_lint_does_not_follow_calls_into_modules_outside_the_roots(work):
+    import pathlib
+    import shutil
+
+    inside, outside = work
+    fixture = pathlib.Path(__file__).parent / "data" / "lint" / "chain" / "serving"
+    shutil.copytree(fixture, outside / "serving")
+    # the capture site is inside the roots; the model and the helper it calls are not
+    (inside / "serving").mkdir()
+    (inside / "serving" / "__init__.py").write_text("", encoding="utf-8")
+    shutil.copy(fixture / "runner.py", inside / "serving" / "runner.py")
+    for name in ("model.py", "ops.py"):
+        (inside / "serving" / name).symlink_to(outside / "serving" / name)
+    result = await call("lint", {"paths": [str(inside / "serving" / "runner.py")], "lang": "en"})
+    assert "outside the allowed roots" not in str(result.content)
+    assert result.structured_content["findings"] == []

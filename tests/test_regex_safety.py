@@ -103,10 +103,10 @@ def test_the_loader_refuses_a_catastrophic_matcher_with_its_id(tmp_path, monkeyp
 
 
 def test_the_router_refuses_a_catastrophic_table_regex():
-    from npu_graph_skill.skill.routing import _compile_signals
+    from npu_graph_skill.skill.routing import _compile_terms
 
     with pytest.raises(ValueError, match="backtrack catastrophically"):
-        _compile_signals([{"weight": 1, "regex": [r"(\d+\s?)+x"]}])
+        _compile_terms("test", {"regex": [r"(\d+\s?)+x"]}, 1.0)
 
 
 # --- every regex against strings built to make it backtrack ---------------------------------------

@@ -5,17 +5,21 @@ Imports are deferred to the call so that importing `api` costs nothing.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 # --- diagnosis (issue: diagnosis core) ------------------------------------------------------
 
 
 def diagnose(text: Optional[str] = None, paths: Optional[List[str]] = None, lang: Optional[str] = None,
-             source_dir: Optional[str] = None, kb_dir: Optional[str] = None):
-    """A pasted error/traceback/log (`text`) or files/directories (`paths`, `-` = stdin) → Diagnosis."""
+             source_dir: Optional[str] = None, kb_dir: Optional[str] = None, source_files: Optional[List[str]] = None,
+             provided: Sequence[str] = ()):
+    """A pasted error/traceback/log (`text`) or files/directories (`paths`, `-` = stdin) → Diagnosis.
+    `source_files`: the user's scripts; lint findings near the failing lines become evidence.
+    `provided`: materials collected with the input (versions, plog, graph_log, ranks), not asked for again."""
     from npu_graph_skill.diagnose.engine import diagnose as run
 
-    return run(text=text, paths=paths, lang=lang, source_dir=source_dir, kb_dir=kb_dir)
+    return run(text=text, paths=paths, lang=lang, source_dir=source_dir, kb_dir=kb_dir, source_files=source_files,
+               provided=provided)
 
 
 def lookup_error_code(code: str):
@@ -37,6 +41,27 @@ def get_pattern(pattern_id: str):
     from npu_graph_skill.knowledge.loader import load_knowledge
 
     return load_knowledge().pattern(pattern_id)
+
+
+# --- lint: capture-unsafe code found before it runs ------------------------------------------
+
+
+def lint(paths: List[str], select: Optional[List[str]] = None, ignore: Optional[List[str]] = None,
+         depth: int = 3, lang: Optional[str] = None, within: Optional[List[str]] = None):
+    """Python files or folders → LintReport: capture-unsafe code in captured regions (and what they call
+    in the same package), each finding with its rule (NGL...), pattern, certainty and call chain.
+    `within`: folders the linter may read while following calls (default: anywhere)."""
+    from npu_graph_skill.lint.engine import lint_paths
+
+    return lint_paths(paths, select=select, ignore=ignore, depth=depth, lang=lang, within=within)
+
+
+def lint_rule(rule_id: str):
+    """One lint rule (id like NGL001, or its name) with its why, examples, false alarms and sources; None if unknown."""
+    from npu_graph_skill.lint.engine import load_config
+
+    config = load_config()
+    return config.rule(rule_id) or next((r for r in config.rules if r.name == rule_id.strip().lower()), None)
 
 
 # --- logs (issue: log analyzer) --------------------------------------------------------------
@@ -196,11 +221,43 @@ def init_case_kb(kb_dir: Optional[str] = None):
     return run(kb_dir)
 
 
+# --- run: the failing command, diagnosed with its materials -----------------------------------
+
+
+def run_command(argv: List[str], **options: Any):
+    """Run `argv` with graph-mode logging on, its output passed through and recorded; on failure diagnose
+    the run folder and pack it → RunResult (its exit status is the command's). Options: directory, keep,
+    hang_timeout, kill_after, max_output_mb, plog_level, log_switches, pty, redact, eager_env, eager_cmd,
+    lang, source_dir, kb_dir, collect_env, pack, notify, stdout_fd, stderr_fd, environ, on_diagnosis."""
+    from npu_graph_skill.run.session import run_command as run
+
+    return run(argv, **options)
+
+
+def diagnose_bundle(directory: str, lang: Optional[str] = None, source_dir: Optional[str] = None,
+                    kb_dir: Optional[str] = None, write: bool = False):
+    """Diagnose a folder written by `npu-graph run` again (its output and plogs) → BundleReport; `write`
+    replaces its diagnosis files. Never starts a command."""
+    from npu_graph_skill.run.bundle import diagnose_bundle as run
+
+    return run(directory, lang=lang, source_dir=source_dir, kb_dir=kb_dir, write=write)
+
+
+def pack_bundle(directory: str, redact: bool = True):
+    """(Re)write the .tar.gz beside a run folder, redacted unless `redact=False` → PackResult."""
+    from npu_graph_skill.run.bundle import read_manifest
+    from npu_graph_skill.run.pack import pack_folder
+
+    read_manifest(directory)
+    return pack_folder(directory, redact=redact)
+
+
 # --- skill -----------------------------------------------------------------------------------
 
 
 def route_request(text: str):
-    """Gate 0: which sub-skill handles this request, with the scores behind the choice."""
+    """Gate 0: which sub-skill handles this request (and a second one when it has two concerns),
+    with the scores behind the choice — or, when it is too thin, the one question to ask back."""
     from npu_graph_skill.skill.routing import route
 
     return route(text)

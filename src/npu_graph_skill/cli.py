@@ -18,12 +18,15 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "diagnose": ("npu_graph_skill.diagnose.cli", "diagnose a pasted error, traceback or log: phase, layer, cause, fix"),
     "errcode": ("npu_graph_skill.diagnose.cli", "explain an ACL/CANN/torch_npu error code (107027, 0x7bc83, EE1016, ERR00100)"),
     "patterns": ("npu_graph_skill.diagnose.cli", "list or show the known failure patterns"),
+    "lint": ("npu_graph_skill.lint.cli", "find capture-unsafe code in Python files before it runs (rules NGL001...)"),
     "logs": ("npu_graph_skill.logs.cli", "analyse TORCH_NPU_LOGS / CANN plog / worker logs: errors, timeline, memory"),
     "doctor": ("npu_graph_skill.doctor.cli", "check the environment for graph mode: CANN, torch_npu, devices, capture"),
     "env": ("npu_graph_skill.doctor.cli", "print a paste-ready environment block for bug reports"),
     "ask": ("npu_graph_skill.expert.cli", "answer a question on how graph mode works, with source anchors"),
     "code": ("npu_graph_skill.expert.cli", "index a torch_npu source tree: locate symbols, find raise sites"),
     "perf": ("npu_graph_skill.perf.cli", "graph vs eager: bench, compare, profiler trace, graph dump"),
+    "run": ("npu_graph_skill.run.cli", "run a command with graph logging on; on failure: diagnosis and a bundle"),
+    "bundle": ("npu_graph_skill.run.cli", "diagnose or pack a run folder of `npu-graph run` again"),
     "kb": ("npu_graph_skill.cases.cli", "the case knowledge base: record, search, list, stats"),
     "route": ("npu_graph_skill.skill.cli", "route a request to the right sub-skill (Gate 0)"),
     "skill": ("npu_graph_skill.skill.cli", "install, validate or export the agent skill bundle"),
@@ -34,8 +37,10 @@ EPILOG = """examples:
   npu-graph diagnose error.txt            diagnose a traceback saved to a file
   pbpaste | npu-graph diagnose -          ... or pasted on stdin
   npu-graph diagnose ~/ascend/log --json  a plog directory, as JSON
+  npu-graph lint train.py                 capture-unsafe code, found before it runs
   npu-graph errcode 107027                what an error code means in graph mode
   npu-graph doctor                        is my environment right for graph mode?
+  npu-graph run -- python train.py        run it; on failure: diagnosis + a bundle to attach
   npu-graph ask "what does capture_begin do?"
 
 exit codes: 0 ran and found nothing severe, 1 found problems, 2 bad usage or unreadable input

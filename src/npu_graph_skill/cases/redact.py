@@ -279,5 +279,11 @@ def describe(counts: Dict[str, int], lang: str) -> str:
         if not n:
             continue
         name = KIND_NAMES[kind]["zh" if lang == "zh" else "en"]
-        parts.append(f"{name} {n} 处" if lang == "zh" else f"{n} {name}{'s' if n > 1 and not name.endswith('key') else ''}")
+        parts.append(f"{name} {n} 处" if lang == "zh" else f"{n} {_plural(name) if n > 1 else name}")
     return ("，" if lang == "zh" else ", ").join(parts)
+
+
+def _plural(name: str) -> str:
+    if name.endswith("key"):
+        return name  # "token / key": the count already says it
+    return name + ("es" if name.endswith("ss") else "s")  # IP addresses, e-mail addresses

@@ -19,7 +19,7 @@ PATTERN_ID_RE = re.compile(r"^(?:NEW|P-[A-Z]{2,4}-[A-Z0-9]+(?:-[0-9a-f]{4,12})?)
 # The message starts at the exception (`RuntimeError: ...`) or at a CANN E-code (`EE9999: ...`);
 # what precedes it is a log prefix (`(Worker_TP0 pid=496) ERROR 07-27 06:46:08 [x.py:962]`).
 _MESSAGE_START = re.compile(r"\b(?:(?:[A-Za-z_][\w.]*(?:Error|Exception|Warning|Interrupt)|E[A-Z0-9]\d{4}):\s|ERR\d{5}\b)")
-_LOG_PREFIX = re.compile(r"^\s*(?:\([^)]{0,80}\)\s*)?(?:\[?[A-Z]{4,8}\]?\s+)?(?:\d[\d\-/: .,T]{6,30}\s+)?(?:\[[^\]]{0,80}\]\s*)?")
+_LOG_PREFIX = re.compile(r"^\s*(?:\([^)]{0,80}\)\s*)?(?:\[?[A-Z]{4,8}\]?\s+)?(?:\d[\d\-/: .,T]{6,30}\s{1,30})?(?:\[[^\]]{0,80}\]\s*)?")
 
 # Variable parts, tried in this order at each position (the first alternative that fits wins).
 _CODE_CONTEXT = (r"(?:error\s*code(?:\s+is)?|errcode|err_code|error_code|ret(?:code|urn\s+code)?|result|code)"

@@ -19,6 +19,7 @@ DIAGNOSE_EPILOG = """examples:
   npu-graph diagnose err.txt --json            the JSON contract (phase, layer, root_layer, candidates ...)
   npu-graph diagnose err.txt --md --lang zh    a Chinese Markdown report
   npu-graph diagnose err.txt --record --yes    ... and record it in the case knowledge base
+  npu-graph diagnose err.txt --source-file train.py   lint findings near the failing line as evidence
 
 The report has four sections — overview (error, phase, layer, confidence), root cause, fix (short
 and long term, where), verification — plus the ranked candidate patterns with the lines that
@@ -62,6 +63,8 @@ def _diagnose_parser(subparsers, name, help_text):
     form.add_argument("--md", action="store_true", help="print a Markdown report")
     parser.add_argument("--source", metavar="DIR", help="torch_npu source tree for the drill-down (or NPU_GRAPH_SOURCE)")
     parser.add_argument("--kb", metavar="DIR", help="case knowledge base to search for similar cases (or NPU_GRAPH_KB)")
+    parser.add_argument("--source-file", action="append", metavar="FILE",
+                        help="your script: lint findings near the failing line become evidence (repeatable)")
     parser.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
     parser.add_argument("--record", action="store_true",
                         help="record the diagnosis in the case knowledge base (asks [Y/n]; see npu-graph kb record)")
@@ -84,7 +87,7 @@ def run_diagnose(args) -> int:
 
         text, _ = read_inputs(args.inputs or ["-"])
     report = api.diagnose(text=text, paths=None if text is not None else (args.inputs or ["-"]),
-                          lang=lang, source_dir=args.source, kb_dir=args.kb)
+                          lang=lang, source_dir=args.source, kb_dir=args.kb, source_files=args.source_file)
     if args.json:
         rendered = to_json(report) + "\n"
     elif args.md:

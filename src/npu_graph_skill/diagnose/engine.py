@@ -3,21 +3,26 @@ drill-down → the four-section report (`core.model.Diagnosis`).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Collection, Dict, List, Optional, Tuple
 
 from npu_graph_skill.core.errors import InputError
 from npu_graph_skill.core.ingest import TextSource, read_text, resolve_sources
 from npu_graph_skill.core.model import Candidate, Diagnosis, Evidence
 from npu_graph_skill.core.render import default_lang, pick
 from npu_graph_skill.diagnose import classify, locate
-from npu_graph_skill.diagnose.evidence import extract_evidence
+from npu_graph_skill.diagnose.evidence import FRAME_RE, extract_evidence
+from npu_graph_skill.diagnose.phase import Vote, decide, phase_votes
+from npu_graph_skill.diagnose.wording import SignatureIndex
 from npu_graph_skill.diagnose.match import (
     KNOWN, EvidenceIndex, MessageHit, PatternScore, match_messages, quoted_lines, rank_patterns,
 )
 from npu_graph_skill.knowledge.loader import Knowledge, load_knowledge
 from npu_graph_skill.knowledge.schema import FAMILY_OF_PHASE
+
+PHASE_OF_FAMILY = {family: phase for phase, family in FAMILY_OF_PHASE.items()}
 
 LARGE_INPUT = 1024 * 1024  # above this a log is first reduced to its decisive events
 MAX_CANDIDATES = 5
@@ -25,8 +30,12 @@ MIN_CANDIDATE_SCORE = 0.2  # a lone supporting sign (one frame, one shared code)
 
 
 def diagnose(text: Optional[str] = None, paths: Optional[List[str]] = None, lang: Optional[str] = None,
-             source_dir: Optional[str] = None, kb_dir: Optional[str] = None) -> Diagnosis:
-    """Diagnose pasted `text`, or the files/directories in `paths` (`-` = stdin)."""
+             source_dir: Optional[str] = None, kb_dir: Optional[str] = None,
+             source_files: Optional[List[str]] = None, provided: Collection[str] = ()) -> Diagnosis:
+    """Diagnose pasted `text`, or the files/directories in `paths` (`-` = stdin). `source_files`: the
+    user's scripts, linted for capture-unsafe code near the failing lines (files the traceback names
+    are linted too when they can be read here). `provided`: materials collected with the input that
+    the missing-materials list need not ask for (see locate.missing_materials)."""
     lang = lang or default_lang()
     notes: List[str] = []
     if text is None:
@@ -34,7 +43,10 @@ def diagnose(text: Optional[str] = None, paths: Optional[List[str]] = None, lang
     if not text.strip():
         raise InputError("the input is empty: paste the error, the traceback or the log")
     evidence = extract_evidence(text, notes)
-    return diagnose_evidence(evidence, text, lang, load_knowledge(), source_dir=source_dir, kb_dir=kb_dir)
+    diagnosis = diagnose_evidence(evidence, text, lang, load_knowledge(), source_dir=source_dir, kb_dir=kb_dir,
+                                  provided=provided)
+    _lint_evidence(diagnosis, evidence, source_files, lang)
+    return diagnosis
 
 
 def read_inputs(paths: List[str]) -> Tuple[str, List[str]]:
@@ -61,28 +73,38 @@ def _reduce_logs(sources: List[TextSource]):
 
 
 def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowledge,
-                      source_dir: Optional[str] = None, kb_dir: Optional[str] = None) -> Diagnosis:
-    contexts = classify.phase_contexts(evidence)
-    index = EvidenceIndex(evidence, contexts)
+                      source_dir: Optional[str] = None, kb_dir: Optional[str] = None,
+                      provided: Collection[str] = ()) -> Diagnosis:
+    cues = classify.cue_lines(evidence.lines, knowledge.signs)
+    contexts = classify.phase_contexts(evidence, cues, knowledge.signs)
+    index = EvidenceIndex(evidence, contexts, SignatureIndex.for_knowledge(knowledge))
     chain = error_chain(evidence, knowledge)
     root_line = chain[0]["line"] if chain else 0
-    ranked = rank_patterns(knowledge, index, root_line)
-    messages = match_messages(knowledge, evidence, index.lower_text)
+    messages = match_messages(knowledge, index)
+    ranked = rank_patterns(knowledge, index, root_line, messages)
     top = ranked[0] if ranked and ranked[0].score >= KNOWN else None
 
+    votes = phase_votes(evidence, knowledge.signs, cues, messages, index.flow, _error_line_number(evidence, root_line))
     if top:
         pattern = top.pattern
         phase, root_layer, fix_in = pattern.phase, pattern.root_layer, pattern.fix_in
         layer = pattern.layer
     else:
         pattern = None
-        phase = messages[0].entry.phase if messages else classify.phase_from_signs(evidence, contexts)
+        phase, _ = decide(votes)
         layer = classify.detected_layer(evidence, messages[0].entry.layer if messages else "")
         root_layer, fix_in = layer, "user_code" if layer == "L1" else "torch_npu" if layer == "L2" else "cann_driver"
 
     shown = [s for s in ranked if s.score >= MIN_CANDIDATE_SCORE] or ranked[:1]
     candidates = [_candidate(s, evidence, lang) for s in shown[:MAX_CANDIDATES]]
-    confidence = _confidence(ranked)
+    if not top:  # say what the evidence is like, with the low scores it deserves
+        similar = _similar_patterns(evidence, phase, {c.id for c in candidates}, lang, MAX_CANDIDATES - len(candidates))
+        if phase == "unknown" and similar:  # no sign of a phase: the phase the nearest known patterns share
+            similar = [dataclasses.replace(c, phase=PHASE_OF_FAMILY[c.id.split("-")[1]]) for c in similar]
+            votes.extend(Vote(c.phase, c.score, 0, f"its words resemble {c.id}") for c in similar[:3])
+            phase, _ = decide(votes)
+        candidates.extend(similar)
+    confidence = _confidence(ranked, _printed_lines(evidence))
     error_line = _decisive_line(evidence, chain, top)
     # Recorded cases come after the patterns: they show what fixed a similar error before.
     candidates.extend(_similar_cases(kb_dir, {
@@ -95,15 +117,15 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
     diagnosis = Diagnosis(
         lang=lang, error=error_line, phase=phase, layer=layer, root_layer=root_layer, fix_in=fix_in,
         confidence=confidence, novel=top is None, candidates=candidates,
-        root_cause=_root_cause(pattern, lang, phase, messages),
+        root_cause=_root_cause(pattern, lang, phase, messages, votes),
         fix=_fix(pattern, lang, evidence),
         verification=list(pick(pattern.verification, lang)) if pattern else _generic_verification(lang),
-        missing=locate.missing_materials(evidence, lang, text, thorough=confidence < 0.8),
+        missing=locate.missing_materials(evidence, lang, text, thorough=confidence < 0.8, provided=provided),
         anchors=pattern.anchor_strings() if pattern else [m.entry.raise_site() for m in messages[:3]],
         drill_down=drill,
         consequences=[c for c in chain[1:] if c["role"] in ("consequence", "noisy", "later")],
         pattern_stub=None if top else pattern_stub(evidence, phase, layer, error_line),
-        evidence_summary=_summary(evidence, contexts, chain),
+        evidence_summary={**_summary(evidence, contexts, chain), "phase_votes": [v.to_dict() for v in votes[:8]]},
         notes=list(evidence.notes),
     )
     if top and top.pattern.consequence:
@@ -172,8 +194,12 @@ def _candidate(score: PatternScore, evidence: Evidence, lang: str) -> Candidate:
                      matched=[d for d, _, w in score.hits if w > 0])
 
 
-def _confidence(ranked: List[PatternScore]) -> float:
-    """Grows with the top score, shrinks when the runner-up is close."""
+PROSE_ONLY_CAP = 0.7  # a cause recognised only in the user's own words, not in anything a program printed
+
+
+def _confidence(ranked: List[PatternScore], printed: set) -> float:
+    """Grows with the top score, shrinks when the runner-up is close; capped when the top pattern
+    rests only on the user's description (no error line, code, frame or log line among its hits)."""
     if not ranked or ranked[0].score < KNOWN:
         best = ranked[0].score if ranked else 0.0
         return round(min(0.3, 0.3 * best / KNOWN), 2)
@@ -181,21 +207,101 @@ def _confidence(ranked: List[PatternScore]) -> float:
     base = 1 - math.exp(-2.0 * top)
     runner_up = ranked[1].score if len(ranked) > 1 else 0.0
     margin = min(1.0, max(0.0, top - runner_up) / 0.4)
-    return round(min(0.98, base * (0.75 + 0.25 * margin)), 2)
+    confidence = min(0.98, base * (0.75 + 0.25 * margin))
+    hits = [(line, weight) for description, line, weight in ranked[0].hits if weight > 0 and not description.startswith("context:")]
+    if not any(line in printed or not line for line, _ in hits):
+        confidence = min(confidence, PROSE_ONLY_CAP)
+    return round(confidence, 2)
 
 
-def _root_cause(pattern, lang: str, phase: str, messages: List[MessageHit]) -> Dict[str, str]:
+def _printed_lines(evidence: Evidence) -> set:
+    """Input lines a program printed: exceptions, frames, codes, raise sites, API calls, log lines."""
+    lines = {e.input_line for e in evidence.exceptions}
+    lines |= {f.input_line for f in evidence.frames}
+    lines |= {c.input_line for c in evidence.codes}
+    lines |= {r.input_line for r in evidence.raise_sites}
+    lines |= set(evidence.apis.values())
+    lines |= {e.input_line for e in evidence.log_events}
+    return lines
+
+
+def _root_cause(pattern, lang: str, phase: str, messages: List[MessageHit], votes: List[Vote]) -> Dict[str, str]:
     if pattern:
         return {"direct": pick(pattern.root_cause, lang), "trigger": pick(pattern.trigger, lang),
                 "scope": pick(pattern.scope, lang) if pattern.scope else _generic_scope(phase, lang)}
+    trigger = _phase_reasons(phase, votes, lang)
     if messages:
         entry = messages[0].entry
         direct = (f"torch_npu raised this at {entry.raise_site()} ({entry.function}): {entry.condition}" if lang == "en"
                   else f"torch_npu 在 {entry.raise_site()}（{entry.function}）处抛出：{entry.condition}")
-        return {"direct": direct, "trigger": "", "scope": _generic_scope(phase, lang)}
+        return {"direct": direct, "trigger": trigger, "scope": _generic_scope(phase, lang)}
     return {"direct": pick({"en": "No known pattern matches; see the candidates, the drill-down and the missing materials.",
                             "zh": "没有匹配的已知模式；请参考候选、调用链下钻与待补充材料。"}, lang),
-            "trigger": "", "scope": _generic_scope(phase, lang)}
+            "trigger": trigger, "scope": _generic_scope(phase, lang)}
+
+
+def _phase_reasons(phase: str, votes: List[Vote], lang: str) -> str:
+    """Why the report names this phase: the strongest signs that voted for it."""
+    reasons = [f"{v.why} (line {v.line})" if v.line else v.why for v in votes if v.phase == phase][:4]
+    if phase == "unknown" or not reasons:
+        return ""
+    if lang == "zh":
+        return f"阶段判断依据（{phase}）：" + "；".join(reasons)
+    return f"The phase ({phase}) rests on: " + "; ".join(reasons)
+
+
+def _error_line_number(evidence: Evidence, root_line: int) -> int:
+    """The input line of the first error: the first decisive code, else the last exception, else an ERROR line."""
+    if root_line:
+        return root_line
+    if evidence.exceptions:
+        return evidence.exceptions[-1].input_line
+    return next((e.input_line for e in evidence.log_events if e.level in ("ERROR", "CRITICAL")), 0)
+
+
+SIMILAR_SCALE = 0.4  # a pattern found by similar words only: listed, never a known match
+MIN_SIMILAR_IDF = 1.5  # words rarer than this among the patterns' texts
+MIN_SIMILAR_TERMS = 2
+SIMILAR_QUERY_CHARS = 3000
+
+
+def _similar_patterns(evidence: Evidence, phase: str, shown: set, lang: str, limit: int) -> List[Candidate]:
+    """Patterns whose texts resemble the input (the expert's BM25 index), as low-scored candidates of
+    the phase the evidence points to; nothing when the input shares no topic words with them."""
+    if limit <= 0:
+        return []
+    query = _query_text(evidence)
+    try:
+        from npu_graph_skill.expert.ask import knowledge_index
+
+        index = knowledge_index()
+        family = FAMILY_OF_PHASE.get(phase)
+        allow = [i for i, e in enumerate(index.entries)
+                 if e.kind == "pattern" and e.id not in shown and (not family or e.id.startswith(f"P-{family}-"))]
+        found = index.bm25.search(query, allow=allow, limit=limit * 3) if query and allow else []
+    except Exception:  # noqa: BLE001 - the retrieval is a help, never a reason to fail a diagnosis
+        return []
+    # Words most patterns share (graph, npu, error) do not make two texts alike.
+    found = [(key, score, [t for t in matched if index.bm25.idf(t) >= MIN_SIMILAR_IDF]) for key, score, matched in found]
+    found = [f for f in found if len(f[2]) >= MIN_SIMILAR_TERMS]
+    if not found:
+        return []
+    best = found[0][1]
+    out: List[Candidate] = []
+    for key, score, matched in found[:limit]:
+        entry = index.entries[int(key)]
+        out.append(Candidate(id=entry.id, title=pick(entry.title, lang), score=round(SIMILAR_SCALE * score / best, 3),
+                             phase=phase if phase != "unknown" else "", kind="pattern", evidence=[],
+                             matched=["similar words: " + ", ".join(matched[:8])]))
+    return out
+
+
+def _query_text(evidence: Evidence) -> str:
+    """The input's words that can name a cause: exception messages, error lines and prose, not log noise."""
+    parts = [f"{e.type} {e.message}" for e in evidence.exceptions[-3:]]
+    parts += [e.message for e in evidence.log_events if e.level in ("ERROR", "CRITICAL")][:5]
+    parts += [line for line in evidence.lines if line.strip() and not FRAME_RE.match(line)][:40]
+    return "\n".join(parts)[:SIMILAR_QUERY_CHARS]
 
 
 def _generic_scope(phase: str, lang: str) -> str:
@@ -291,6 +397,27 @@ def _similar_cases(kb_dir: Optional[str], query: Dict[str, Any]) -> List[Candida
         return [match.to_candidate() for match in similar_cases(query, kb_dir=kb_dir, limit=3)]
     except Exception:  # noqa: BLE001 - a broken case base must never break a diagnosis
         return []
+
+
+def _lint_evidence(diagnosis: Diagnosis, evidence: Evidence, source_files: Optional[List[str]], lang: str) -> None:
+    """Lint findings at or near the failing lines of the user's script become evidence and notes."""
+    try:
+        from npu_graph_skill.lint.near import describe, lint_near_failure
+    except ImportError:
+        return
+    from npu_graph_skill.core.errors import UserError
+
+    try:
+        findings, notes = lint_near_failure(evidence.frames, source_files, lang)
+    except UserError:
+        raise  # a --source-file that does not exist is bad usage
+    except Exception:  # noqa: BLE001 - a lint problem must never break a diagnosis
+        return
+    if findings:
+        diagnosis.evidence_summary["lint"] = findings
+        top = diagnosis.candidates[0].id if diagnosis.candidates else ""
+        diagnosis.notes.extend(describe(f, lang, top) for f in findings[:5])
+    diagnosis.notes.extend(notes)
 
 
 def _source_drill_down(source_dir: Optional[str], evidence: Evidence, messages: List[MessageHit],

@@ -4,7 +4,7 @@ frame of the user's (or the framework's) own code, the error chain in order, and
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Optional
+from typing import Any, Collection, Dict, List, Optional
 
 from npu_graph_skill.core.model import Evidence, Frame, MissingMaterial
 from npu_graph_skill.diagnose.match import MessageHit
@@ -70,9 +70,11 @@ def _dedupe(steps: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
     return out
 
 
-def missing_materials(evidence: Evidence, lang: str, text: str, thorough: bool = True) -> List[MissingMaterial]:
+def missing_materials(evidence: Evidence, lang: str, text: str, thorough: bool = True,
+                      provided: Collection[str] = ()) -> List[MissingMaterial]:
     """The Iron Law: what the diagnosis still needs, each with the exact way to collect it. Logs are asked
-    for only when the diagnosis is not already certain (`thorough`)."""
+    for only when the diagnosis is not already certain (`thorough`). `provided` names materials the caller
+    collected with the input (`npu-graph run` bundles): versions, plog, graph_log, ranks."""
     zh = lang == "zh"
     missing: List[MissingMaterial] = []
     if not evidence.frames:
@@ -81,7 +83,7 @@ def missing_materials(evidence: Evidence, lang: str, text: str, thorough: bool =
             how=("重新运行并粘贴从 'Traceback (most recent call last)' 到最后一行的全部内容；vLLM 请附 worker 进程日志，而不只是 EngineCore 摘要"
                  if zh else "re-run and paste everything from 'Traceback (most recent call last)' to the last line; "
                             "for vLLM, the worker process log, not only the engine summary")))
-    if not {"cann", "torch_npu"} <= set(evidence.versions):
+    if "versions" not in provided and not {"cann", "torch_npu"} <= set(evidence.versions):
         missing.append(MissingMaterial(
             what="版本信息（CANN、torch、torch_npu、驱动、设备型号）" if zh else "versions (CANN, torch, torch_npu, driver, device model)",
             how="npu-graph env   # " + ("或：python -c 'import torch, torch_npu; print(torch.__version__, torch_npu.__version__)'; npu-smi info"
@@ -94,20 +96,20 @@ def missing_materials(evidence: Evidence, lang: str, text: str, thorough: bool =
                             "say how graph mode is enabled (NPUGraph / graph() / make_graphed_callables / torch.compile / vLLM)")))
     has_runtime_code = any(m.kind in ("acl", "inner") for m in evidence.codes)
     has_plog = any(e.format == "plog" for e in evidence.log_events)
-    if thorough and has_runtime_code and not has_plog:
+    if thorough and has_runtime_code and not has_plog and "plog" not in provided:
         pid = _pid(evidence)
         glob = f"plog-{pid}_*.log" if pid else "plog-<pid>_*.log"
         missing.append(MissingMaterial(
             what="该进程的 CANN plog" if zh else "the CANN plog of this process",
             how=f"ls ${{ASCEND_PROCESS_LOG_PATH:-$HOME/ascend/log}}/debug/plog/{glob}; npu-graph logs <that file>"))
-    if thorough and not any(e.message.startswith("NPUGRAPH") for e in evidence.log_events):
+    if thorough and "graph_log" not in provided and not any(e.message.startswith("NPUGRAPH") for e in evidence.log_events):
         missing.append(MissingMaterial(
             what="图生命周期日志" if zh else "the graph lifecycle log",
             how=("TORCH_NPU_LOGS=+aclgraph,cudagraphs（torch_npu master/26.x）或 TORCH_LOGS=cudagraphs（更早版本）重跑，"
                  "并保存 stderr；TORCH_NPU_GRAPHS_LOG_LEVEL 并不存在" if zh else
                  "re-run with TORCH_NPU_LOGS=+aclgraph,cudagraphs (torch_npu master/26.x) or TORCH_LOGS=cudagraphs (older) "
                  "and keep stderr; TORCH_NPU_GRAPHS_LOG_LEVEL does not exist")))
-    if len(evidence.ranks) == 1:
+    if len(evidence.ranks) == 1 and "ranks" not in provided:
         missing.append(MissingMaterial(
             what="其他 rank 的日志" if zh else "the logs of the other ranks",
             how="npu-graph logs <dir with every rank's log>   # " + ("找出最先失败的 rank" if zh else "finds the rank that failed first")))

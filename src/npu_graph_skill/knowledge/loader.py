@@ -21,11 +21,11 @@ from npu_graph_skill.core.model import Record
 from npu_graph_skill.knowledge.prefilter import required_literals
 from npu_graph_skill.knowledge.regex_safety import regex_hazard
 from npu_graph_skill.knowledge.schema import (
-    Constraint, KnowledgeError, Pattern, parse_constraint, parse_pattern,
+    Constraint, ContextSign, KnowledgeError, Pattern, parse_constraint, parse_context_sign, parse_pattern,
 )
 
 KNOWLEDGE_DIR = Path(__file__).resolve().parent
-YAML_SOURCES = ("patterns/*.yaml", "constraints.yaml", "codes/roles.yaml")
+YAML_SOURCES = ("patterns/*.yaml", "constraints.yaml", "codes/roles.yaml", "context_signs.yaml", "lint_rules.yaml")
 CACHE_SCHEMA = "2"  # 2: a cached file has passed the matcher regex safety check
 
 
@@ -97,7 +97,9 @@ class Knowledge:
     """Everything the engine knows, validated, with the lookups the capabilities need."""
 
     def __init__(self, patterns: List[Pattern], constraints: List[Constraint], codes: List[CodeEntry],
-                 messages: List[MessageEntry]) -> None:
+                 messages: List[MessageEntry], digest: str = "", signs: Optional[List[ContextSign]] = None) -> None:
+        self.digest = digest  # of the files it was built from; keys data derived from them
+        self.signs = signs or []  # context signs: framework functions, progress lines, settings → phase
         self.patterns = patterns
         self.constraints = constraints
         self.codes = codes
@@ -158,10 +160,11 @@ def _load_yaml(path: Path) -> Any:
             raise KnowledgeError(f"{path.name}: invalid YAML ({str(exc).splitlines()[0]})") from None
 
 
-def load_raw_yaml(root: Path = KNOWLEDGE_DIR, validate: Optional[Callable[[Dict[str, Any]], None]] = None) -> Dict[str, Any]:
+def load_raw_yaml(root: Path = KNOWLEDGE_DIR, validate: Optional[Callable[[Dict[str, Any]], Any]] = None) -> Dict[str, Any]:
     """{relative path: parsed YAML} for every knowledge YAML file, from the cache when it is fresh.
 
-    `validate` runs on freshly parsed files before they are cached (a file that fails is never cached)."""
+    Freshly parsed files are checked before they are cached (`validate`, by default `check_fresh`), so
+    a file that fails is never cached and a warm cache holds only files that passed."""
     files = _yaml_files(root)
     digest = _digest(files)
     folder = cache_dir()
@@ -173,8 +176,7 @@ def load_raw_yaml(root: Path = KNOWLEDGE_DIR, validate: Optional[Callable[[Dict[
         except (OSError, ValueError):
             pass  # a damaged cache is rebuilt below
     raw = {str(path.relative_to(root)): _load_yaml(path) for path in files}
-    if validate is not None:
-        validate(raw)
+    (validate or check_fresh)(raw)
     if cached:
         _write_cache(cached, raw)
     return raw
@@ -234,6 +236,23 @@ def _parse_patterns(raw: Dict[str, Any], strict: bool) -> List[Pattern]:
     return patterns
 
 
+def check_fresh(raw: Dict[str, Any]) -> List[Pattern]:
+    """Freshly parsed knowledge: every matcher regex compiled and refused when it can backtrack
+    catastrophically (`parse_pattern`, strict), the context signs' regexes too. The parsed patterns."""
+    patterns = _parse_patterns(raw, strict=True)
+    for entry in raw.get("context_signs.yaml") or []:
+        for key in ("regex", "function_regex", "file"):
+            expression = str(entry.get(key) or "") if isinstance(entry, dict) else ""
+            try:
+                hazard = regex_hazard(expression, re.IGNORECASE) if expression else None
+            except re.error:
+                continue  # parse_context_sign names the broken regex
+            if hazard:
+                raise KnowledgeError(f"context_signs.yaml: {entry.get('id')}: {key} {expression!r} can backtrack "
+                                     f"catastrophically: {hazard}")
+    return patterns
+
+
 def check_messages(messages: List["MessageEntry"]) -> None:
     """Every message regex compiles and cannot backtrack catastrophically."""
     for entry in messages:
@@ -250,7 +269,7 @@ def build_knowledge(root: Path = KNOWLEDGE_DIR, strict: bool = False) -> Knowled
     regexes are compiled and checked for catastrophic backtracking whenever the YAML is parsed afresh
     (a warm cache holds only files that passed); a normal run then compiles them on demand."""
     fresh: List[List[Pattern]] = []
-    raw = load_raw_yaml(root, validate=lambda parsed: fresh.append(_parse_patterns(parsed, strict=True)))
+    raw = load_raw_yaml(root, validate=lambda parsed: fresh.append(check_fresh(parsed)))
     patterns = fresh[0] if fresh else _parse_patterns(raw, strict)
     seen = set()
     for pattern in patterns:
@@ -259,10 +278,56 @@ def build_knowledge(root: Path = KNOWLEDGE_DIR, strict: bool = False) -> Knowled
         seen.add(pattern.id)
     constraints = [parse_constraint(c, "constraints.yaml", seen) for c in raw.get("constraints.yaml") or []]
     codes = _codes(root, raw.get(os.path.join("codes", "roles.yaml")) or {})
+    signs = [parse_context_sign(entry, "context_signs.yaml") for entry in raw.get("context_signs.yaml") or []]
+    if len({sign.id for sign in signs}) != len(signs):
+        raise KnowledgeError("context_signs.yaml: duplicate sign ids")
+    digest = _digest(_yaml_files(root) + [root / "messages.csv"])
     messages = _messages(root)
     if strict:
         check_messages(messages)
-    return Knowledge(patterns, constraints, codes, messages)
+    knowledge = Knowledge(patterns, constraints, codes, messages, digest=digest, signs=signs)
+    knowledge.lint = _lint_config(raw, seen)  # validated with everything else; used by `npu-graph lint`
+    return knowledge
+
+
+def derived(knowledge: Knowledge, name: str, compute: Callable[[], Any]) -> Any:
+    """JSON-able data computed from the knowledge (e.g. the messages' word signatures), cached beside
+    the parsed YAML under the knowledge's digest, so a diagnosis does not recompute it."""
+    folder = cache_dir()
+    path = folder / f"{name}-{knowledge.digest}.json" if folder and knowledge.digest else None
+    if path and path.is_file():
+        try:
+            with open(path, encoding="utf-8") as handle:
+                return json.load(handle)
+        except (OSError, ValueError):
+            pass
+    data = compute()
+    if path:
+        _write_cache(path, data)
+    return data
+
+
+def _lint_config(raw: Dict[str, Any], pattern_ids: set):
+    from npu_graph_skill.knowledge.lint_schema import parse_lint_config
+
+    return parse_lint_config(raw.get("lint_rules.yaml"), "lint_rules.yaml", pattern_ids)
+
+
+_LINT = None
+
+
+def load_lint_config(root: Path = KNOWLEDGE_DIR):
+    """The lint rules and region definitions, validated against the pattern ids (without the code tables)."""
+    global _LINT
+    if _LINT is None or root != KNOWLEDGE_DIR:
+        raw = load_raw_yaml(root)
+        ids = {str(p.get("id")) for name, entries in raw.items() if name.startswith("patterns")
+               for p in entries or [] if isinstance(p, dict)}
+        config = _lint_config(raw, ids)
+        if root != KNOWLEDGE_DIR:
+            return config
+        _LINT = config
+    return _LINT
 
 
 _KNOWLEDGE: Optional[Knowledge] = None

@@ -5,7 +5,9 @@ Python's `re` backtracks. Two shapes make it cost more than linear time in the l
 * **nested** unbounded quantifiers whose iterations can split one string in several ways —
   `(a+)+`, `(\\w+\\s?)*`, `(?:\\d+|\\w+)*`, `(?:a|a)*` — exponential when the rest of the regex fails;
 * **adjacent** unbounded quantifiers over overlapping classes, with nothing between them that
-  only one of them can match — `\\d+\\d+`, `\\s*\\s*`, `.*:.*`, `[\\d .:]*\\s*` — polynomial.
+  only one of them can match — `\\d+\\d+`, `\\s*\\s*`, `.*:.*`, `[\\d .:]*\\s*` — polynomial; an
+  unbounded repeat next to a bounded one of variable length (`\\w*[^\\n]{0,30}`) counts too: each
+  search position then costs the length of the line.
 
 The check reads the tree of `re`'s own parser (`re._parser` from Python 3.11, `sre_parse` before; the
 tree is the same) and models every single-character class by the characters of a sample alphabet
@@ -30,6 +32,7 @@ except ImportError:  # pragma: no cover - Python 3.9 / 3.10
 MAXREPEAT = _sre_constants.MAXREPEAT
 _IGNORECASE, _DOTALL, _ASCII = int(re.IGNORECASE), int(re.DOTALL), int(re.ASCII)
 UNBOUNDED = 1000  # a repeat allowing more iterations than this is treated as unbounded
+VARIABLE = 8  # next to an unbounded repeat, a bounded one of this much play costs as much per position
 
 _SAMPLE = "\u00e9\u00df\u0130\u4e2d\u6355\u00a0\u3000\u2028\u0660\uff10\u00b2_"
 _BASE_ALPHABET = frozenset(chr(c) for c in range(128)) | frozenset(_SAMPLE)
@@ -156,6 +159,8 @@ class _Repeat(_Node):
         self.possessive = possessive
         self.nullable = low == 0 or body.nullable
         self.unbounded = (high == MAXREPEAT or high > UNBOUNDED) and not possessive
+        # Gives characters back to a neighbour in many ways (`?` and `{1,3}` only in a few: linear enough).
+        self.variable = (self.unbounded or high - low >= VARIABLE) and not possessive
 
     def chars(self) -> Chars:
         return self.body.chars()
@@ -259,9 +264,9 @@ class _Builder:
 # --------------------------------------------------------------------------------------------
 
 def _heads(node: _Node) -> Iterator[_Repeat]:
-    """Unbounded repeats a match of `node` may start with."""
+    """Repeats of variable length a match of `node` may start with."""
     if isinstance(node, _Repeat):
-        if node.unbounded:
+        if node.variable:
             yield node
         if not node.possessive:
             yield from _heads(node.body)
@@ -276,9 +281,9 @@ def _heads(node: _Node) -> Iterator[_Repeat]:
 
 
 def _tails(node: _Node) -> Iterator[_Repeat]:
-    """Unbounded repeats a match of `node` may end with."""
+    """Repeats of variable length a match of `node` may end with."""
     if isinstance(node, _Repeat):
-        if node.unbounded:
+        if node.variable:
             yield node
         if not node.possessive:
             yield from _tails(node.body)
@@ -333,8 +338,8 @@ def _show(chars: Chars) -> str:
 
 
 def _adjacent(items: Sequence[_Node]) -> Optional[str]:
-    """Two unbounded repeats in one sequence over overlapping classes, with only text between them
-    that both could match."""
+    """An unbounded repeat next to another repeat of variable length over overlapping classes, with
+    only text between them that both could match: the split between them is tried in every way."""
     for i, left in enumerate(items):
         tails = list(_tails(left))
         if not tails:
@@ -342,10 +347,16 @@ def _adjacent(items: Sequence[_Node]) -> Optional[str]:
         for j in range(i + 1, len(items)):
             for x in tails:
                 for y in _heads(items[j]):
+                    if not (x.unbounded or y.unbounded):
+                        continue  # two bounded repeats cost a bounded number of splits
                     # x can give characters back to y, or take them from it
                     shared = _edge(x, last=True) & _edge(y, last=False)
                     if shared and all(_absorbable(items[k], shared) for k in range(i + 1, j)):
-                        return f"adjacent unbounded repeats over overlapping characters ({_show(shared)})"
+                        if x.unbounded and y.unbounded:
+                            return f"adjacent unbounded repeats over overlapping characters ({_show(shared)})"
+                        bounded = y if x.unbounded else x
+                        return (f"adjacent unbounded and {{{bounded.low},{bounded.high}}} repeats over overlapping "
+                                f"characters ({_show(shared)}): bound the unbounded one")
             # Stop once something between can only be matched by one side of every pair.
             between_shared = frozenset().union(*(_edge(x, last=True) for x in tails))
             if not _absorbable(items[j], between_shared):

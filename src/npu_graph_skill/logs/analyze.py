@@ -79,11 +79,14 @@ def analyze_logs(paths: Sequence[str], since: Optional[str] = None, until: Optio
     return report
 
 
-def reduce_for_diagnosis(sources: List[TextSource], context: int = 30) -> Tuple[str, List[str]]:
+def reduce_for_diagnosis(sources: List[TextSource], context: int = 30,
+                         report: Optional[LogReport] = None) -> Tuple[str, List[str]]:
     """For large inputs: the text the diagnosis should read — the root-cause window (lines around the first
     decisive error, prefixes kept verbatim) plus the first occurrence of every other distinct error signature,
-    in input order — and notes saying what was reduced."""
-    report = analyze_logs([], sources=sources, context=context)
+    in input order — and notes saying what was reduced. `report`: the analysis of these sources, when the
+    caller has it already."""
+    if report is None:
+        report = analyze_logs([], sources=sources, context=context)
     pieces: List[Tuple[int, int, List[str]]] = []  # (source order, line, lines)
     order = {source.name: i for i, source in enumerate(sources)}
     failure = report.first_failure
@@ -285,6 +288,7 @@ def build_report(sources: List[TextSource], tasks: List[ScanTask], results: List
         notes.append(f"more than {scanner.MAX_GROUPS} distinct error/warning signatures in one part of the input: "
                      f"{dropped:,} lines of later signatures were counted but not grouped")
     summaries = _source_summaries(merged)
+    _ranks_from_other_files(tasks, results)
     groups = _merge_groups(results)
     _resolve_ranks(tasks, results, groups)
     code_names = _CodeNames()
@@ -376,6 +380,33 @@ def _merge_groups(results: List[TaskResult]) -> List[ErrorAcc]:
                 if have is None or _ts_key(seen[0]) < _ts_key(have[0]):
                     into.per_rank[rank] = seen
     return list(merged.values())
+
+
+def _ranks_from_other_files(tasks: List[ScanTask], results: List[TaskResult]) -> None:
+    """A file that never prints a rank next to its pid (a plog-PID file) takes the rank other files print
+    next to that pid: one job's plogs beside the output of its ranks (the folder of `npu-graph run`). Done
+    per file, before the merge, because each file is one process; a pid given different ranks elsewhere
+    (logs of several machines) is left without one."""
+    anywhere: Dict[str, Optional[int]] = {}
+    for result in results:
+        for pid, rank in result.pid_ranks.items():
+            anywhere[pid] = rank if anywhere.get(pid, rank) == rank else None
+    if not anywhere:
+        return
+    for task, result in zip(tasks, results):
+        if task.rank is not None:
+            continue
+        for acc in result.errors.values():
+            pid = acc.first.pid
+            if None not in acc.per_rank or not pid or pid in result.pid_ranks or anywhere.get(pid) is None:
+                continue
+            rank = anywhere[pid]
+            seen = acc.per_rank.pop(None)
+            have = acc.per_rank.get(rank)
+            if have is None or _ts_key(seen[0]) < _ts_key(have[0]):
+                acc.per_rank[rank] = seen
+            if acc.first.rank is None:
+                acc.first.rank = rank
 
 
 def _resolve_ranks(tasks: List[ScanTask], results: List[TaskResult], groups: List[ErrorAcc]) -> None:

@@ -37,8 +37,10 @@ Diagnose torch_npu graph mode (NPUGraph / ACLGraph on Ascend NPUs) — 诊断 to
 Start with `diagnose` (the pasted error as `text`, or a log file/folder as `path`): it returns the
 phase (capture/replay/memory/update/compile/environment), the layer (L1 Python … L4 CANN), the root
 cause, the fix and how to verify it, with the lines that matched. Then: `analyze_logs` for big or
-multi-rank logs, `lookup_error_code` for a code (107027, EE1016, ERR00100), `search_knowledge` for
-"how does X work", `health_check` for the environment, `perf_*` / `analyze_graph_dump` for speed.
+multi-rank logs, `run_bundle` for a folder written by `npu-graph run -- CMD` (the run, its plogs and
+versions), `lookup_error_code` for a code (107027, EE1016, ERR00100), `search_knowledge` for "how
+does X work", `health_check` for the environment, `perf_*` / `analyze_graph_dump` for speed,
+`lint` on the user's script to find capture-unsafe code before (or after) it fails.
 Paths must lie under the server's allowed roots; report what the results say, not more."""
 
 Result = dict[str, Any]
@@ -111,6 +113,19 @@ async def analyze_logs(
     roots = await _roots(ctx)
     checked = _inputs(paths, roots, settings().max_log_bytes, "any", "log")
     return await _in_worker("analyze_logs", paths=checked, since=since, until=until, rank=rank)
+
+
+@server.tool(annotations=READS)
+async def run_bundle(
+    path: Annotated[str, Field(description="a folder written by `npu-graph run -- CMD` (npu-graph-run-<time>/)")],
+    lang: Lang = None,
+    ctx: Optional[Context] = None,
+) -> Result:
+    """Diagnose a run folder of `npu-graph run`: its manifest (command, exit status, logging switches, versions,
+    graph vs eager) and the four-section diagnosis of its recorded output and plogs, with the first failure
+    across ranks (schema npu-graph-skill/bundle/1). Reads only; it never starts a command."""
+    checked = _log_input(path, await _roots(ctx), kind="dir")
+    return await _in_worker("diagnose_bundle", directory=checked, lang=lang)
 
 
 @server.tool(annotations=READS)
@@ -212,6 +227,26 @@ async def analyze_graph_dump(
     return await _in_worker("analyze_graph_dump", path=checked, top=top, lang=lang or default_lang())
 
 
+@server.tool(annotations=READS)
+async def lint(
+    paths: Annotated[List[str], Field(min_length=1, max_length=64,
+                                      description="Python files or folders (every .py under them) of the user's project")],
+    select: Annotated[Optional[List[str]], Field(description="only these rule ids or prefixes, e.g. NGL001, NGL00")] = None,
+    ignore: Annotated[Optional[List[str]], Field(description="skip these rule ids or prefixes")] = None,
+    depth: Annotated[int, Field(ge=0, le=10, description="call levels followed out of a captured region")] = 3,
+    lang: Lang = None,
+    ctx: Optional[Context] = None,
+) -> Result:
+    """Find capture-unsafe code before it runs: host syncs (.item(), .cpu(), synchronize), blocking copies, RNG
+    seeding, default-stream capture, missing warm-up, data-dependent branches and shapes, graph outputs kept
+    across replays, events/streams crossing the capture. Each finding: rule (NGL...), pattern (P-...), certainty,
+    file:line and the call chain from the capture site (schema npu-graph-skill/lint/1)."""
+    roots = await _roots(ctx)
+    checked = _inputs(paths, roots, settings().max_log_bytes, "any", "log")
+    return await _in_worker("lint", paths=checked, select=select, ignore=ignore, depth=depth, lang=lang,
+                            within=list(roots))
+
+
 @server.tool(annotations=WRITES)
 async def record_case(
     report: Annotated[Optional[dict[str, Any]], Field(description="a diagnosis as returned by the `diagnose` tool")] = None,
@@ -251,7 +286,9 @@ def list_patterns(phase: Optional[PHASES] = None) -> Result:
 
 @server.tool(annotations=READS)
 def route_request(text: Annotated[str, Field(min_length=1, max_length=20000, description="the user's request, zh or en")]) -> Result:
-    """Gate 0: which sub-skill (diagnostics, logs, expert, performance, MCP integration) handles a request, and why."""
+    """Gate 0: which sub-skill (diagnostics, logs, expert, performance, MCP integration) handles a request, and why;
+    `secondary` names a second concern, and `ask_back` (set when `reason` is vague) is the one question to ask the user
+    before routing."""
     return _local(api.route_request, text).to_dict()
 
 
@@ -407,7 +444,7 @@ def _read_report(path: str) -> dict:
     try:
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:  # RecursionError: arrays nested thousands deep
         raise ToolError(f"{path}: not a diagnosis JSON file ({exc.__class__.__name__}: {exc})") from None
     if not isinstance(data, dict):
         raise ToolError(f"{path}: expected a JSON object (from `npu-graph diagnose --json`)")

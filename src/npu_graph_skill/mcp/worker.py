@@ -22,7 +22,7 @@ from typing import Any, Dict, Optional
 
 # The api functions a worker may run (the request names one; nothing else is callable).
 FUNCTIONS = ("diagnose", "analyze_logs", "run_doctor", "locate_symbol", "find_raise_site", "perf_trace",
-             "perf_compare", "analyze_graph_dump")
+             "perf_compare", "analyze_graph_dump", "lint", "diagnose_bundle")
 STDERR_TAIL = 64 * 1024
 
 

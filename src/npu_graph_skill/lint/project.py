@@ -1,0 +1,282 @@
+"""The modules being linted and those of the same packages: names, imports, definitions, and the
+lookups that let the linter follow a call from a captured region into the function it runs.
+
+Only code under the linted files' package roots is followed ("the same package"); a module is read
+from disk the first time a call needs it. Name resolution is deliberately simple and static: import
+aliases, module-level definitions, methods of the enclosing class and its bases, and the classes
+assigned to `self.attr` / local names (`self.layer = Layer(...)` → `self.layer(x)` runs `Layer.forward`).
+"""
+from __future__ import annotations
+
+import ast
+import os
+from typing import Dict, Iterator, List, Optional, Tuple
+
+from npu_graph_skill.lint.source import SourceFile, read_source
+
+FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef)
+MAX_LOADED_MODULES = 2000  # modules read from disk to follow calls, beyond the linted files
+MODULE_CALLS = ("forward", "__call__")  # what calling an nn.Module instance runs
+
+
+def dotted(node: ast.AST) -> Optional[str]:
+    """`a.b.c` for a Name/Attribute chain, else None."""
+    parts: List[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def module_name(path: str) -> Tuple[str, str]:
+    """(root directory, dotted module name): walk up while the folder is a package."""
+    path = os.path.abspath(path)
+    folder, filename = os.path.split(path)
+    stem = os.path.splitext(filename)[0]
+    parts = [] if stem == "__init__" else [stem]
+    while os.path.isfile(os.path.join(folder, "__init__.py")):
+        folder, package = os.path.split(folder)
+        parts.insert(0, package)
+        if not package:
+            break
+    return folder, ".".join(parts) or stem
+
+
+class Target:
+    """A function the linter can walk into: its module, node, qualified name and class (for `self`)."""
+
+    __slots__ = ("module", "node", "qualname", "cls")
+
+    def __init__(self, module: "ModuleInfo", node: ast.AST, qualname: str, cls: Optional[str]) -> None:
+        self.module, self.node, self.qualname, self.cls = module, node, qualname, cls
+
+
+class ModuleInfo:
+    """One parsed module: its import aliases and top-level definitions."""
+
+    def __init__(self, source: SourceFile, name: str, root: str, project: "Project", linted: bool) -> None:
+        self.source = source
+        self.path = source.path
+        self.name = name
+        self.root = root
+        self.project = project
+        self.linted = linted
+        self._aliases: Optional[Dict[str, str]] = None  # built on first use: most modules never need it
+        self._functions: Dict[str, ast.AST] = {}  # "f" and "C.m"
+        self._classes: Dict[str, ast.ClassDef] = {}
+        self._attr_types: Dict[str, Dict[str, str]] = {}
+
+    @property
+    def aliases(self) -> Dict[str, str]:
+        if self._aliases is None:
+            self._aliases = {}
+            self._index(self.source.tree)
+        return self._aliases
+
+    @property
+    def functions(self) -> Dict[str, ast.AST]:
+        self.aliases  # noqa: B018 - builds the index
+        return self._functions
+
+    @property
+    def classes(self) -> Dict[str, ast.ClassDef]:
+        self.aliases  # noqa: B018 - builds the index
+        return self._classes
+
+    def _index(self, tree: ast.Module) -> None:
+        package = self.name if self.source.path.endswith("__init__.py") else self.name.rpartition(".")[0]
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        self._aliases[alias.asname] = alias.name
+                    else:
+                        top = alias.name.split(".")[0]
+                        self._aliases.setdefault(top, top)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".") if package else []
+                    parts = parts[: len(parts) - (node.level - 1)] if node.level > 1 else parts
+                    base = ".".join(p for p in parts + ([node.module] if node.module else []) if p)
+                for alias in node.names:
+                    if alias.name != "*":
+                        self._aliases[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
+        for node in tree.body:
+            if isinstance(node, FUNCTION_NODES):
+                self._functions[node.name] = node
+            elif isinstance(node, ast.ClassDef):
+                self._classes[node.name] = node
+                for item in node.body:
+                    if isinstance(item, FUNCTION_NODES):
+                        self._functions[f"{node.name}.{item.name}"] = item
+
+    # --- names ------------------------------------------------------------------------------
+
+    def qualify(self, node: ast.AST) -> Optional[str]:
+        """The canonical dotted name of a Name/Attribute chain: import aliases expanded, local
+        definitions prefixed with this module, known module spellings rewritten (torch_npu.npu → torch.npu)."""
+        text = dotted(node)
+        if text is None:
+            return None
+        head, _, rest = text.partition(".")
+        if head in self.aliases:
+            text = self.aliases[head] + ("." + rest if rest else "")
+        elif head in self.functions or head in self.classes:
+            text = f"{self.name}.{text}"
+        return self.project.canonical(text)
+
+    # --- classes ----------------------------------------------------------------------------
+
+    def attr_types(self, cls: str) -> Dict[str, str]:
+        """`self.x = Cls(...)` (or a list / ModuleList of them, as `[]Cls`) in any method of `cls`."""
+        if cls not in self._attr_types:
+            types: Dict[str, str] = {}
+            node = self.classes.get(cls)
+            for item in node.body if node else []:
+                if isinstance(item, FUNCTION_NODES):
+                    for stmt in ast.walk(item):
+                        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+                            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                            kind = self.value_type(stmt.value)
+                            for target in targets:
+                                name = dotted(target)
+                                if kind and name and name.startswith("self.") and name.count(".") == 1:
+                                    types.setdefault(name[5:], kind)
+            self._attr_types[cls] = types
+        return self._attr_types[cls]
+
+    def value_type(self, value: ast.AST) -> Optional[str]:
+        """The qualified class of `Cls(...)`; `[]Cls` for `[Cls(...) for ...]` / `nn.ModuleList([...])`."""
+        if isinstance(value, ast.Call):
+            name = self.qualify(value.func)
+            if name and name.rpartition(".")[2] in ("ModuleList", "Sequential") and value.args:
+                inner = self.value_type(value.args[0])
+                return inner if inner and inner.startswith("[]") else None
+            if name and name[:1] != "[" and self.project.find_class(name):
+                return name
+        if isinstance(value, (ast.ListComp, ast.GeneratorExp)):
+            inner = self.value_type(value.elt)
+            return f"[]{inner}" if inner and not inner.startswith("[]") else None
+        if isinstance(value, ast.List) and value.elts:
+            inner = self.value_type(value.elts[0])
+            return f"[]{inner}" if inner and not inner.startswith("[]") else None
+        return None
+
+
+class Project:
+    """Every module known to this run, by dotted name; modules of the same roots are loaded on demand."""
+
+    def __init__(self, namespaces: Dict[str, str], within: Optional[List[str]] = None) -> None:
+        self.namespaces = sorted(namespaces.items(), key=lambda kv: -len(kv[0]))
+        # real paths the linter may read to follow calls (the MCP server's allowed roots); None = anywhere
+        self.within = [os.path.realpath(p) for p in within] if within is not None else None
+        self.modules: Dict[str, ModuleInfo] = {}
+        self.by_path: Dict[str, ModuleInfo] = {}
+        self.roots: List[str] = []
+        self._missing: set = set()
+        self._loaded = 0
+
+    def canonical(self, name: str) -> str:
+        for prefix, replacement in self.namespaces:
+            if name == prefix or name.startswith(prefix + "."):
+                return replacement + name[len(prefix):]
+        return name
+
+    def add(self, source: SourceFile, real_path: str, linted: bool = True) -> ModuleInfo:
+        root, name = module_name(real_path)
+        if root not in self.roots:
+            self.roots.append(root)
+        module = ModuleInfo(source, name, root, self, linted)
+        self.modules.setdefault(name, module)
+        self.by_path[os.path.abspath(real_path)] = module
+        return module
+
+    def linted(self) -> Iterator[ModuleInfo]:
+        return (m for m in self.by_path.values() if m.linted)
+
+    def module(self, name: str) -> Optional[ModuleInfo]:
+        if name in self.modules:
+            return self.modules[name]
+        if name in self._missing or self._loaded >= MAX_LOADED_MODULES:
+            return None
+        relative = name.replace(".", os.sep)
+        for root in self.roots:
+            for candidate in (os.path.join(root, relative + ".py"), os.path.join(root, relative, "__init__.py")):
+                real = os.path.abspath(candidate)
+                if real in self.by_path:
+                    return self.by_path[real]
+                if os.path.isfile(candidate) and self._may_read(candidate):
+                    source, _ = read_source(candidate, shown=os.path.relpath(candidate))
+                    if source is not None:
+                        self._loaded += 1
+                        return self.add(source, candidate, linted=False)
+        self._missing.add(name)
+        return None
+
+    def _may_read(self, path: str) -> bool:
+        if self.within is None:
+            return True
+        real = os.path.realpath(path)
+        return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in self.within)
+
+    def _split(self, name: str) -> Iterator[Tuple[ModuleInfo, List[str]]]:
+        parts = name.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            module = self.module(".".join(parts[:cut]))
+            if module is not None:
+                yield module, parts[cut:]
+
+    def find_class(self, name: str) -> Optional[Tuple[ModuleInfo, str]]:
+        for module, rest in self._split(name):
+            if len(rest) == 1 and rest[0] in module.classes:
+                return module, rest[0]
+            if len(rest) == 1 and rest[0] in module.aliases:  # re-exported from a package __init__
+                again = module.qualify(ast.Name(id=rest[0]))
+                if again and again != name:
+                    return self.find_class(again)
+        return None
+
+    def find_function(self, name: str) -> Optional[Target]:
+        for module, rest in self._split(name):
+            key = ".".join(rest)
+            if key in module.functions:
+                return Target(module, module.functions[key], f"{module.name}.{key}", rest[0] if len(rest) == 2 else None)
+            if len(rest) == 2 and rest[0] in module.classes:
+                return self.method(module, rest[0], rest[1])
+            if len(rest) == 1 and rest[0] in module.aliases:
+                again = module.qualify(ast.Name(id=rest[0]))
+                if again and again != name:
+                    return self.find_function(again)
+        return None
+
+    def method(self, module: ModuleInfo, cls: str, name: str, depth: int = 0) -> Optional[Target]:
+        """`cls.name`, looked up through the class's bases (in this project) like Python would."""
+        key = f"{cls}.{name}"
+        if key in module.functions:
+            return Target(module, module.functions[key], f"{module.name}.{key}", cls)
+        node = module.classes.get(cls)
+        if node is None or depth > 8:
+            return None
+        for base in node.bases:
+            qualified = module.qualify(base)
+            found = self.find_class(qualified) if qualified else None
+            if found:
+                target = self.method(found[0], found[1], name, depth + 1)
+                if target:
+                    return target
+        return None
+
+    def call_of_instance(self, class_name: str) -> Optional[Target]:
+        """What `instance(...)` runs for an instance of `class_name`: forward (nn.Module) or __call__."""
+        found = self.find_class(class_name)
+        if not found:
+            return None
+        for member in MODULE_CALLS:
+            target = self.method(found[0], found[1], member)
+            if target:
+                return target
+        return None

@@ -1,0 +1,44 @@
+"""Captured regions a framework creates: a capture decorator, a pragma, compile options and backends."""
+import torch
+from torch._dynamo import optimize
+from vllm.compilation.decorators import support_torch_compile
+
+
+@support_torch_compile
+class DecoderModel(torch.nn.Module):
+    def forward(self, x):
+        return x * x.amax().item()  # expect: NGL001
+
+    def load_weights(self, weights):
+        return [w.cpu() for w in weights]
+
+
+def sample(logits):  # npu-graph: captured
+    return logits.argmax(-1).tolist()  # expect: NGL001
+
+
+@optimize("npugraphs")
+def dynamo_backend(x):
+    return x.cpu()  # expect: NGL001
+
+
+@torch.compile(options={"triton.cudagraphs": True})
+def inductor_option(x):
+    return x.nonzero()  # expect: NGL010
+
+
+@torch.compile(options={"triton.cudagraphs": False})
+def inductor_option_off(x):
+    return x.nonzero()
+
+
+class Engine:
+    def __init__(self, model):
+        self.model = model
+        self.step = torch.compile(self.decode, backend="npugraph_ex")
+
+    def decode(self, x):
+        return x.sum().item()  # expect: NGL001
+
+    def prefill(self, x):
+        return x.sum().item()

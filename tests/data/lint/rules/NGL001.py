@@ -1,0 +1,68 @@
+"""NGL001: host reads of device values inside captured regions, in every spelling of a capture."""
+import numpy as np
+import torch
+import torch_npu
+import torch_npu.npu as tnpu
+from torch.cuda import graph as cuda_graph
+
+
+def with_torch_npu_graph(x, g):
+    with torch.npu.graph(g):
+        a = x.sum().item()  # expect: NGL001
+        b = x.tolist()  # expect: NGL001
+        c = x.cpu()  # expect: NGL001
+    return a, b, c
+
+
+def with_an_import_alias(x, g):
+    with tnpu.graph(g):
+        return x.max().item()  # expect: NGL001
+
+
+def with_cuda_spellings(x, g):
+    with cuda_graph(g):
+        y = x.numpy()  # expect: NGL001
+    with torch.cuda.graph(g, stream=torch.cuda.Stream()):
+        z = x.cpu()  # expect: NGL001
+    return y, z
+
+
+def between_capture_begin_and_end(x, g, s):
+    with torch.npu.stream(s):
+        g.capture_begin()
+        n = x.sum().item()  # expect: NGL001
+        g.capture_end()
+        after = x.sum().item()
+    return n, after
+
+
+@torch.compile(mode="reduce-overhead")
+def compiled_with_graphs(x):
+    return x.sum().item()  # expect: NGL001
+
+
+@torch.compile
+def compiled_without_graphs(x):
+    return x.sum().item()
+
+
+@torch.compile(mode="max-autotune-no-cudagraphs")
+def compiled_no_cudagraphs(x):
+    return x.sum().item()
+
+
+class Block(torch.nn.Module):
+    def forward(self, x):
+        return x * x.mean().item()  # expect: NGL001
+
+
+def graphed(x):
+    block = Block()
+    return torch.npu.make_graphed_callables(block, (x,))
+
+
+def reads_outside_the_capture_are_fine(x, g):
+    n = x.sum().item()
+    with torch.npu.graph(g):
+        y = x * n
+    return y.cpu(), np.unique(np.array([1, 2]))

@@ -1,0 +1,153 @@
+"""`npu-graph lint` engine: every rule on its own fixtures (lines marked `# expect: NGLnnn` must be
+flagged, nothing else may be), every rule's bad/good example from the rule data, the region kinds,
+the call chain into the same package, suppression comments and the rule data's validation."""
+from __future__ import annotations
+
+import copy
+import pathlib
+import re
+
+import pytest
+
+from npu_graph_skill.knowledge.lint_schema import parse_lint_config
+from npu_graph_skill.knowledge.loader import load_raw_yaml
+from npu_graph_skill.knowledge.schema import KnowledgeError
+from npu_graph_skill.lint.engine import lint_paths, lint_source, load_config
+
+DATA = pathlib.Path(__file__).parent / "data" / "lint"
+EXPECT = re.compile(r"expect: ((?:NGL\d{3}\s*)+)")
+CONFIG = load_config()
+RULE_IDS = [r.id for r in CONFIG.rules]
+DEFAULT = [r.id for r in CONFIG.rules if r.default]
+
+
+def expected(path: pathlib.Path) -> set:
+    marks = set()
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        match = EXPECT.search(line)
+        if match:
+            marks.update((str(path), number, rule) for rule in match.group(1).split())
+    return marks
+
+
+def found(report) -> set:
+    return {(f.path, f.line, f.rule) for f in report.findings}
+
+
+@pytest.mark.parametrize("rule_id", RULE_IDS)
+def test_each_rule_flags_its_fixture_lines_and_nothing_else(rule_id):
+    path = DATA / "rules" / f"{rule_id}.py"
+    assert path.is_file(), f"{rule_id} has no fixture file"
+    marks = expected(path)
+    assert {m[2] for m in marks} == {rule_id}, "the fixture marks true positives of its rule"
+    report = lint_paths([str(path)], select=DEFAULT + [rule_id], lang="en")
+    assert found(report) == marks  # true positives at the marked lines; true negatives stay clean
+
+
+@pytest.mark.parametrize("rule_id", RULE_IDS)
+def test_each_rules_own_bad_example_is_flagged_and_good_example_is_clean(rule_id):
+    rule = CONFIG.rule(rule_id)
+    bad = lint_source(rule.bad, select=DEFAULT + [rule_id], lang="en")
+    assert rule_id in {f.rule for f in bad.findings}, rule.bad
+    assert lint_source(rule.good, select=DEFAULT + [rule_id], lang="en").findings == [], rule.good
+
+
+def test_a_finding_says_rule_pattern_certainty_message_and_capture_site():
+    report = lint_paths([str(DATA / "rules" / "NGL001.py")], select=["NGL001"], lang="en")
+    first = report.findings[0]
+    assert (first.rule, first.name, first.pattern, first.certainty) == ("NGL001", "host-read-in-capture", "P-CAP-001", "certain")
+    assert first.message.startswith("`x.sum().item()` copies a device value to the host")
+    assert first.code == "a = x.sum().item()  # expect: NGL001"
+    assert first.region["text"] == "with torch.npu.graph(g)" and first.region["line"] == 10
+    assert (first.line, first.column, first.end_line, first.end_column) == (11, 13, 11, 27)
+    zh = lint_paths([str(DATA / "rules" / "NGL001.py")], select=["NGL001"], lang="zh").findings[0]
+    assert "在捕获区内把设备上的值拷回主机" in zh.message
+
+
+def test_compiled_and_framework_regions_make_findings_likely_and_with_bodies_certain():
+    report = lint_paths([str(DATA / "regions" / "frameworks.py")], lang="en")
+    assert found(report) == expected(DATA / "regions" / "frameworks.py")
+    by_line = {f.line: f for f in report.findings}
+    assert by_line[10].certainty == "likely" and by_line[10].region["text"] == "@support_torch_compile"
+    assert by_line[17].certainty == "certain" and by_line[17].region["kind"] == "pragma"
+    assert by_line[41].region["text"] == "torch.compile(self.decode, backend='npugraph_ex')"
+
+
+def test_calls_are_followed_into_the_same_package_with_the_chain_shown():
+    report = lint_paths([str(DATA / "chain" / "serving" / "runner.py")], lang="en")
+    assert [(pathlib.Path(f.path).name, f.line, f.rule) for f in report.findings] == [("ops.py", 5, "NGL001")]
+    chain = [step.text for step in report.findings[0].chain]
+    assert chain == ["with torch.npu.graph(self.graph)",
+                     "self.model(static_x) → serving.model.Model.forward",
+                     "layer(x) → serving.model.Layer.forward",
+                     "normalize(x) → serving.ops.normalize"]
+    assert report.files_checked == 1  # model.py and ops.py were read to follow calls, not linted themselves
+
+
+def test_the_depth_bound_stops_following():
+    runner = str(DATA / "chain" / "serving" / "runner.py")
+    assert lint_paths([runner], depth=2, lang="en").findings == []
+    assert len(lint_paths([runner], depth=3, lang="en").findings) == 1
+
+
+def test_linting_the_helper_alone_finds_nothing_because_nothing_captures_it():
+    assert lint_paths([str(DATA / "chain" / "serving" / "ops.py")], lang="en").findings == []
+
+
+def test_suppression_comments_by_id_bare_and_per_file():
+    report = lint_paths([str(DATA / "suppress")], lang="en")
+    lines = {(pathlib.Path(f.path).name, f.line, f.rule) for f in report.findings}
+    assert lines == {("comments.py", 10, "NGL001"), ("whole_file.py", 9, "NGL002")}
+    assert report.suppressed == 5
+
+
+def test_a_rule_off_by_default_runs_only_when_selected():
+    path = [str(DATA / "rules" / "NGL008.py")]
+    assert "NGL008" not in lint_paths(path, lang="en").rules and lint_paths(path, lang="en").findings == []
+    assert {f.rule for f in lint_paths(path, select=["NGL008"], lang="en").findings} == {"NGL008"}
+
+
+def test_select_and_ignore_take_ids_prefixes_and_names():
+    path = [str(DATA / "rules" / "NGL001.py"), str(DATA / "rules" / "NGL010.py")]
+    assert {f.rule for f in lint_paths(path, select=["NGL01"], lang="en").findings} == {"NGL010"}
+    assert {f.rule for f in lint_paths(path, ignore=["NGL010"], lang="en").findings} == {"NGL001"}
+    assert {f.rule for f in lint_paths(path, select=["host-read-in-capture"], lang="en").findings} == {"NGL001"}
+    assert lint_paths(path, select=["NGL001,NGL010"], ignore=["NGL001"], lang="en").rules == ["NGL010"]
+
+
+def test_crlf_sources_keep_their_line_numbers(tmp_path):
+    text = (DATA / "rules" / "NGL002.py").read_text(encoding="utf-8")
+    crlf = tmp_path / "crlf.py"
+    crlf.write_bytes(text.replace("\n", "\r\n").encode("utf-8"))
+    assert [f.line for f in lint_paths([str(crlf)], lang="en").findings] == [9, 10, 11, 12, 13]
+
+
+def test_rule_data_validation_rejects_broken_rules():
+    raw = load_raw_yaml()
+    patterns = {p["id"] for name, entries in raw.items() if name.startswith("patterns") for p in entries}
+    good = raw["lint_rules.yaml"]
+    assert len(parse_lint_config(good, "lint_rules.yaml", patterns).rules) == len(RULE_IDS)
+
+    def broken(change):
+        data = copy.deepcopy(good)
+        change(data["rules"][0])
+        with pytest.raises(KnowledgeError):
+            parse_lint_config(data, "lint_rules.yaml", patterns)
+
+    broken(lambda r: r.update(pattern="P-CAP-999"))  # unknown pattern
+    broken(lambda r: r.update(certainty="sure"))
+    broken(lambda r: r.update(check={"kind": "grep"}))  # a kind the engine does not offer
+    broken(lambda r: r.update(check={"kind": "env_set", "variables": {"X": "1"}}))  # module kind in capture scope
+    broken(lambda r: r["message"].pop("zh"))
+    broken(lambda r: r.update(good=""))
+    broken(lambda r: r.update(anchors=[], references=[]))
+    broken(lambda r: r.update(check={"kind": "call", "methods": ["item"], "argument": {"keyword": "x", "matches": "("}}))
+
+
+def test_rule_ids_are_unique_stable_and_cover_the_issue_list():
+    assert RULE_IDS == [f"NGL{n:03d}" for n in range(1, len(RULE_IDS) + 1)]
+    names = {r.id: r.name for r in CONFIG.rules}
+    assert names["NGL001"] == "host-read-in-capture" and names["NGL014"] == "task-queue-2-set-in-code"
+    for rule in CONFIG.rules:
+        assert rule.anchors or rule.references
+        assert rule.false_alarms["en"] and rule.false_alarms["zh"]
