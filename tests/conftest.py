@@ -55,14 +55,14 @@ def run_cli(capsys):
 
 
 # Hypothesis (the `test` extra): a bounded example budget so `pytest` stays quick in CI;
-# HYPOTHESIS_PROFILE=thorough explores more (and without a time budget per test).
+# HYPOTHESIS_PROFILE=thorough explores more, with fresh random examples on every run.
 try:
     from hypothesis import HealthCheck, settings as _hypothesis_settings
 except ImportError:  # pragma: no cover - the property tests skip themselves
     pass
 else:
-    _hypothesis_settings.register_profile(
-        "ci", max_examples=40, deadline=None, print_blob=True,
+    _hypothesis_settings.register_profile(  # derandomized: CI fails on a code change, never on a new draw
+        "ci", max_examples=40, deadline=None, print_blob=True, derandomize=True,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     _hypothesis_settings.register_profile(
         "thorough", max_examples=1000, deadline=None, print_blob=True,
