@@ -71,3 +71,13 @@ def test_no_sign_at_all_gives_no_candidate():
     assert report.phase == "unknown"
     assert report.candidates == []
     assert report.novel
+
+
+def test_a_symptom_lists_the_causes_it_ranks():
+    text = "With DP4 and FULL_DECODE_ONLY the server hangs during inference when only one request is sent; eager mode works."
+    report = diagnose(text=text, lang="en")
+    ids = [c.id for c in report.candidates]
+    assert ids[0] == "P-REP-014"
+    assert "P-REP-007" in ids[:3]
+    cause = next(c for c in report.candidates if c.id == "P-REP-007")
+    assert cause.matched == ["a cause P-REP-014 ranks"] and cause.score < report.candidates[0].score

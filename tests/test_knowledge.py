@@ -70,6 +70,12 @@ def test_every_pattern_cites_sources_and_anchor_lines_are_real_numbers():
             assert message_id in MESSAGES, (pattern.id, message_id)
 
 
+def test_ranked_causes_name_existing_patterns():
+    ids = {p.id for p in PATTERNS}
+    for pattern in PATTERNS:
+        assert set(pattern.ranked_causes()) <= ids, (pattern.id, set(pattern.ranked_causes()) - ids)
+
+
 def test_message_anchors_agree_with_the_messages_table():
     """An anchor that names a message (M-nnn) must point at that message's file."""
     for pattern in PATTERNS:

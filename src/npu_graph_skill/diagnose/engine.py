@@ -96,7 +96,7 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
         root_layer, fix_in = layer, "user_code" if layer == "L1" else "torch_npu" if layer == "L2" else "cann_driver"
 
     shown = [s for s in ranked if s.score >= MIN_CANDIDATE_SCORE] or ranked[:1]
-    candidates = [_candidate(s, evidence, lang) for s in shown[:MAX_CANDIDATES]]
+    candidates = _with_ranked_causes([_candidate(s, evidence, lang) for s in shown[:MAX_CANDIDATES]], knowledge, lang)
     if not top:  # say what the evidence is like, with the low scores it deserves
         similar = _similar_patterns(evidence, phase, {c.id for c in candidates}, lang, MAX_CANDIDATES - len(candidates))
         if phase == "unknown" and similar:  # no sign of a phase: the phase the nearest known patterns share
@@ -195,6 +195,27 @@ def _candidate(score: PatternScore, evidence: Evidence, lang: str) -> Candidate:
 
 
 PROSE_ONLY_CAP = 0.7  # a cause recognised only in the user's own words, not in anything a program printed
+
+
+RANKED_CAUSE_SHARE = 0.5  # a cause the top symptom pattern ranks, listed at half its score
+
+
+def _with_ranked_causes(candidates: List[Candidate], knowledge: Knowledge, lang: str) -> List[Candidate]:
+    """A symptom pattern names the causes that produce it: list them beside it, at half its score,
+    so the report says what to check next even where no sign of the cause itself was found."""
+    if not candidates:
+        return candidates
+    top = knowledge.pattern(candidates[0].id)
+    shown = {c.id for c in candidates}
+    extra = []
+    for cause_id in (top.ranked_causes() if top else []):
+        cause = knowledge.pattern(cause_id)
+        if cause and cause_id not in shown:
+            extra.append(Candidate(id=cause_id, title=pick(cause.title, lang), phase=cause.phase, kind="pattern",
+                                   score=round(candidates[0].score * RANKED_CAUSE_SHARE, 3),
+                                   matched=[f"a cause {top.id} ranks"]))
+    merged = candidates[:1] + sorted(candidates[1:] + extra, key=lambda c: -c.score)
+    return merged[:MAX_CANDIDATES]
 
 
 def _confidence(ranked: List[PatternScore], printed: set) -> float:

@@ -20,6 +20,7 @@ FAMILY_OF_PHASE = {"capture": "CAP", "replay": "REP", "memory": "MEM", "update":
 LAYERS = ("L1", "L2", "L3", "L4")
 MATCHER_TYPES = ("message", "code", "api", "frame", "env", "setting", "context", "hardware")
 PATTERN_ID = re.compile(r"^P-(CAP|REP|MEM|UPD|CMP|ENV)-\d{3}$")
+PATTERN_REF = re.compile(r"\bP-(?:CAP|REP|MEM|UPD|CMP|ENV)-\d{3}\b")
 ANCHOR_LINE = re.compile(r"^\d+(-\d+)?$")
 
 
@@ -90,6 +91,11 @@ class Pattern(Record):
 
     def anchor_strings(self) -> List[str]:
         return [format_anchor(a) for a in self.anchors]
+
+    def ranked_causes(self) -> List[str]:
+        """The other patterns its root cause names, in the order it ranks them (a symptom pattern
+        lists the causes that produce the symptom)."""
+        return [x for x in dict.fromkeys(PATTERN_REF.findall(self.root_cause.get("en", ""))) if x != self.id]
 
 
 @dataclasses.dataclass
