@@ -21,7 +21,8 @@ from npu_graph_skill.core.model import Record
 from npu_graph_skill.knowledge.prefilter import required_literals
 from npu_graph_skill.knowledge.regex_safety import regex_hazard
 from npu_graph_skill.knowledge.schema import (
-    Constraint, ContextSign, KnowledgeError, Pattern, parse_constraint, parse_context_sign, parse_pattern,
+    Constraint, ContextSign, KnowledgeError, Pattern, check_matcher_regex, parse_constraint, parse_context_sign,
+    parse_pattern,
 )
 
 KNOWLEDGE_DIR = Path(__file__).resolve().parent
@@ -239,7 +240,10 @@ def _parse_patterns(raw: Dict[str, Any], strict: bool) -> List[Pattern]:
 def check_fresh(raw: Dict[str, Any]) -> List[Pattern]:
     """Freshly parsed knowledge: every matcher regex compiled and refused when it can backtrack
     catastrophically (`parse_pattern`, strict), the context signs' regexes too. The parsed patterns."""
-    patterns = _parse_patterns(raw, strict=True)
+    patterns = _parse_patterns(raw, strict=False)  # not compiled: a normal run compiles on demand
+    for pattern in patterns:
+        for matcher in pattern.matchers:
+            check_matcher_regex(f"{pattern.source_file}: {pattern.id}", matcher)
     for entry in raw.get("context_signs.yaml") or []:
         for key in ("regex", "function_regex", "file"):
             expression = str(entry.get(key) or "") if isinstance(entry, dict) else ""

@@ -426,6 +426,8 @@ def regex_hazard(pattern: str, flags: int = 0) -> Optional[str]:
 
     Raises `re.error` for a pattern that does not parse."""
     parsed, all_flags = _parse(pattern, flags)
+    if not any(mark in pattern for mark in "*+{"):
+        return None  # no repeat of more than one: nothing can backtrack (most matchers are words in alternation)
     alphabet = _BASE_ALPHABET | frozenset(_literals(parsed))
     builder = _Builder(alphabet)
     tree = builder.build(parsed, all_flags)

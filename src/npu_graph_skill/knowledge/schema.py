@@ -245,15 +245,25 @@ def _matcher(where: str, raw: Any, strict: bool) -> Matcher:
             matcher.pattern()
         except re.error as exc:
             raise KnowledgeError(f"{where}: bad regex {matcher.regex!r} ({exc})") from None
-        # One careless matcher would make every diagnosis slow: refuse one that can backtrack catastrophically.
-        hazard = regex_hazard(matcher.regex, re.IGNORECASE)
-        if hazard:
-            raise KnowledgeError(f"{where}: {matcher.type} regex {matcher.regex!r} can backtrack catastrophically: {hazard}")
+        check_matcher_regex(where, matcher)
     if matcher.type == "context" and matcher.phase not in PHASES:
         raise KnowledgeError(f"{where}: context phase {matcher.phase!r} unknown")
     if matcher.type == "code":
         matcher.code = matcher.code if not matcher.code.startswith("0X") else matcher.code.lower()
     return matcher
+
+
+def check_matcher_regex(where: str, matcher: Matcher) -> None:
+    """One careless matcher would make every diagnosis slow: refuse one that does not parse or can
+    backtrack catastrophically (parsed, not compiled: cheap enough for every fresh load)."""
+    if not matcher.regex:
+        return
+    try:
+        hazard = regex_hazard(matcher.regex, re.IGNORECASE)
+    except re.error as exc:
+        raise KnowledgeError(f"{where}: bad regex {matcher.regex!r} ({exc})") from None
+    if hazard:
+        raise KnowledgeError(f"{where}: {matcher.type} regex {matcher.regex!r} can backtrack catastrophically: {hazard}")
 
 
 def parse_pattern(raw: Any, source_file: str, strict: bool = True) -> Pattern:
