@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections import Counter
 from typing import List, Optional, Sequence
 
 from npu_graph_skill.knowledge.prefilter import may_match
