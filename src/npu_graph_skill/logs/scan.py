@@ -41,13 +41,16 @@ RESERVOIR = 20000  # replay intervals kept per stream for P50/P99
 SAMPLE_BYTES = 256 * 1024
 TAIL_BYTES = 128 * 1024
 
-# One folded needle instead of three passes (each pass over a block costs ~0.7 ms per MB): the translation lower-cases
-# the block and maps w,g→e a→r n,p→o, so "error", "warn" and "graph" all contain "erro" (as do a few words such as
-# "learn" or "wrap", which the line filter in `_line` drops). "graph" stands for every lifecycle line: NPUGRAPH/NPUGraph,
-# "Graph capturing finished", "Compiling a graph", "Capture cuda graph end", "skipping cudagraphs".
+# Candidate lines are found with one regex pass over a folded copy of the block: the translation lower-cases it and
+# maps w,g→e a→r n,p→o, so "error", "warn" and "graph" all contain "erro" (as do a few words such as "learn" or "wrap",
+# which the line filter in `_line` drops). "graph" stands for every lifecycle line: NPUGRAPH/NPUGraph, "Graph capturing
+# finished", "Compiling a graph", "Capture cuda graph end", "skipping cudagraphs". The literal prefix keeps the regex as
+# fast as `bytes.find`; its look-ahead drops, still in C, the `NPUGRAPH Replay` lines (counted and sampled apart, they
+# can be most of a +aclgraph log) and the source paths that only say where a line was printed (NPUGraph.cpp,
+# graphs.py, _graph_tree.py).
 _FOLDED_LETTERS = {ord("w"): ord("e"), ord("g"): ord("e"), ord("a"): ord("r"), ord("n"): ord("o"), ord("p"): ord("o")}
 FOLD = bytes(_FOLDED_LETTERS.get(c | 0x20, c | 0x20) if 65 <= c <= 90 else _FOLDED_LETTERS.get(c, c) for c in range(256))
-NEEDLES = (b"erro",)
+_CANDIDATE = re.compile(rb"erro(?!h(?:\.coo| reolry|s\.oy|_tree))")
 _GRAPH_WORDS = (b"NPUGRAPH", b"NPUGraph", b"aptur", b"ompil", b"skipping", b"NPUGRAPH-TREE")
 # Only while no NPUGRAPH line was seen: the acl artifact's `[ACL CALL] aclmdlRI...` lines are then the lifecycle source.
 FOLDED_ACL = b"aclmdlri".translate(FOLD)
@@ -57,24 +60,29 @@ _GLOG_SEVERE = re.compile(rb"\n()[EWFC][01]\d[0-3]\d \d\d:")
 _GLOG_SEVERE_RANKED = re.compile(rb"\n()\[rank\d+\]:[EWFC][01]\d[0-3]\d \d\d:")  # torch's formatter under torchrun
 _RANKED_SAMPLE = re.compile(rb"\n\[rank\d+\]:[VIWEFC]\d{4} ")
 FOLDED_REPLAY = b"npugraph replay".translate(FOLD)
-REPLAY_SAMPLE = 500  # replay lines timed per block (P50/P99 of the spacing need no more)
-REPLAY_DENSE = 350  # a block with more than one replay line per this many bytes is handled by `_dense_replays`
-# Same-length masks: after them the needle no longer matches replay lines (their message and their source path);
-# every other lifecycle line still says NPUGRAPH/NPUGraph in its message.
-_REPLAY_MASKS = tuple((text.translate(FOLD), mask) for text, mask in (
-    (b"npugraph replay", b"_______________"), (b"npugraph.cpp", b"____________"), (b"/graphs.py", b"__________"),
-    (b"_graph_tree", b"___________")))
+REPLAY_SAMPLE = 32  # replay lines timed per piece (P50/P99 of the spacing need no more); the others are only counted
+PIECE_BYTES = 256 * 1024  # the passes over a block run piece by piece, in the CPU cache (see _Scanner.block)
 _REPLAY_GLOG = re.compile(
     rb"(?:\[rank(\d+)\]:)?[VI](\d{4}) (\d\d):(\d\d):(\d\d)\.(\d{6}) +(\d+) [^\]\n]*\] (?:\[rank:(\d+)\] )?"
     rb"(?:\[[^\]\n]*\] )*NPUGRAPH Replay")
 _RAW_CODES = re.compile(rb"(?:code is |result = |Code=|errNo\[|ErrorNo: |ERR)(?:0x)?[0-9a-fA-F]+")
+_MIXED_RANKS = object()
 FULL_PARSES = 64  # occurrences of one line (up to its numbers) parsed in full before the rest are only counted
 MAX_REPEAT_KEYS = 20000
 _ECODE_START = re.compile(rb"[^\n]{0,200}?\b[EW][0-9A-Z]\d{4}(?::|\[PID)")
 _GLOG_SEVERE_FIRST = re.compile(rb"(?:\[rank\d+\]:)?[EWFC]\d{4} \d\d:\d\d:\d\d\.\d{6} ")
 _ECODE_LINE = re.compile(rb"\n[^\n]{0,200}?(?:\b[EW][0-9A-Z]\d{4}(?::|\[PID)|\[PID: ?\d+\] \d{4}-)")
 # Peaks happen at a malloc (free lines only lower `allocated`; `cached` grows only on malloc): malloc lines suffice.
+# HCCL status record of a communicator init (formats.md §2.6, plog run log): `[status:init] [hcom.cc:196]
+# [hccl-<pid>-<n>-<time>-<group>][3]hcom init by file success, ... rankNum[8], rank[0], ...`. Every rank of a group
+# finishes it together, so its time on each node tells that node's clock offset.
+_COMM_INIT = re.compile(rb"\[status:init\][^\n]*?\[hccl-\d+-\d+-\d+-([^\]\s]+)\][^\n]*?\brank\[(\d+)\]")
+WORLD_GROUP = "hccl_world_group"
 _ALLOC_STATS = re.compile(rb"CachingAllocator malloc: malloc = \d+, cached = (\d+), allocated = (\d+)")
+CENSUS_LINES = 200
+# Where a line says its rank (G1/G2 `[rank:R]`, torch's `[rankR]:`, pta_error `RankID:R`, vLLM `Worker_TPn`, torchrun
+# `[defaultN]:`): lines of one shape but another rank may print another pid, so they are parsed apart.
+_CENSUS_RANK = re.compile(rb"\[rank:?\d+\]|RankID:-?\d+|TP ?\d+|\[default\d+\]")
 _YEAR_FORMATS = ("plog", "pta_error", "npu_g1", "npu_g2", "cann_ecode")
 
 
@@ -134,6 +142,7 @@ class ErrorAcc:
     last_line: int = 0
     # rank -> its first occurrence: (ts, line, offset, source, text)
     per_rank: Dict[Optional[int], Tuple[Optional[float], int, int, int, str]] = dataclasses.field(default_factory=dict)
+    last_by_rank: Dict[Optional[int], float] = dataclasses.field(default_factory=dict)  # rank -> time of its last occurrence
 
 
 @dataclasses.dataclass
@@ -183,6 +192,8 @@ class TaskResult:
     years: Counter = dataclasses.field(default_factory=Counter)
     pid_ranks: Dict[str, int] = dataclasses.field(default_factory=dict)  # pid → rank, learnt from lines that print both
     replays_unsampled: int = 0  # replay lines counted but not timed
+    # events every rank logs at nearly the same moment (clock hints for `logs merge`): key → rank → first time
+    clock_hints: Dict[str, Dict[Optional[int], float]] = dataclasses.field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------------------------
@@ -316,82 +327,105 @@ class _Scanner:
         self.since: Optional[float] = None
         self.until: Optional[float] = None
         self.replay_cut = False
+        self.hints_wanted = task.start == 0  # communicator-init lines sit at the start of a process's log
+        self.first_severe = False  # the block's first line is a glog E/W/F/C line (no newline before it)
+        self.line_no = 1  # number of the line at the cursor of the piece being read
+        self.floods: Dict[int, list] = {}  # id(group) -> [group, rank, start, end]: its last uncounted occurrence
 
     # -- per block ----------------------------------------------------------------------------
     def block(self, block: bytes, offset: int) -> None:
-        result = self.result
+        """Scan one block. Which line kinds it holds is decided on its first SAMPLE_BYTES; the passes then run piece
+        by piece (PIECE_BYTES, cut at line ends) so that the block, its folded copy and every later pass over a piece
+        stay in the CPU cache — about a fifth faster than passes over the whole block."""
         if self.pending:
             self._fill_pending(block)
         if self.lines_before == 0:
             self._census(block)
-        folded = block.translate(FOLD)
+        sample = block[:SAMPLE_BYTES]
+        if not self.replays_seen and FOLDED_REPLAY in sample.translate(FOLD):
+            self.replays_seen = True
+        if not self.seen_npugraph and b"NPUGRAPH" in sample:
+            self.seen_npugraph = True  # the acl artifact's lines are then not needed for the lifecycle
+        glog = None
+        if _GLOG_LEVEL_SAMPLE.search(sample):
+            glog = (_GLOG_SEVERE, _GLOG_SEVERE_RANKED) if _RANKED_SAMPLE.search(sample) else (_GLOG_SEVERE,)
+            if _GLOG_SEVERE_FIRST.match(block):
+                self.first_severe = True
+        alloc = b"CachingAllocator" in sample
+        inits = self.hints_wanted or b"status:init" in sample
+        self.hints_wanted = False
         spans: Dict[int, int] = {}
         if self.mid_line:  # the block continues a line longer than a block: that piece was cut, not scanned
             spans[0] = -1
         self.mid_line = not block.endswith(b"\n")
-        error_spans: List[int] = []
+        self.line_no = self.lines_before + 1
+        size = len(block)
+        start = 0
+        while start < size:
+            end = start + PIECE_BYTES
+            if end >= size:
+                end = size
+            else:
+                cut = block.find(b"\n", end)
+                end = size if cut < 0 else cut + 1
+            self._piece(block, offset, start, end, spans, glog, alloc, inits)
+            start = end
+        self.lines_before = self.line_no - 1
+        self.result.lines = self.lines_before
+        self.prev_tail = block[-TAIL_BYTES:]
+
+    def _piece(self, block: bytes, offset: int, lo: int, hi: int, spans: Dict[int, int], glog, alloc: bool,
+               inits: bool) -> None:
+        """Find the candidate lines of block[lo:hi] and read them, in order, counting lines as it goes."""
         rfind = block.rfind
         bfind = block.find
-        size = len(block)
-        if (self.replays_seen or FOLDED_REPLAY in folded[:SAMPLE_BYTES]) and \
-                folded.count(FOLDED_REPLAY, 0, SAMPLE_BYTES) * REPLAY_DENSE > min(size, SAMPLE_BYTES):
-            folded = self._dense_replays(block, folded, spans)
-        find = folded.find
-        if not self.seen_npugraph and b"NPUGRAPH" in block[:SAMPLE_BYTES]:
-            self.seen_npugraph = True  # the acl artifact's lines are then not needed for the lifecycle
-        heads: List[tuple] = []
-        replay_match = _REPLAY_GLOG.match
-        replays = 0
-        for needle in NEEDLES if self.seen_npugraph else NEEDLES + (FOLDED_ACL,):
-            hit = find(needle)
-            while hit >= 0:
-                start = rfind(b"\n", 0, hit) + 1
-                end = bfind(b"\n", hit)
-                if end < 0:
-                    end = size
-                if start not in spans:
-                    if find(FOLDED_REPLAY, start, end) >= 0:  # an `NPUGRAPH Replay` line: counted, the first ones timed
-                        replays += 1
-                        self.seen_npugraph = self.replays_seen = True
-                        spans[start] = -1
-                        if len(heads) < REPLAY_SAMPLE:
-                            match = replay_match(block, start, end)
-                            if match is not None:
-                                heads.append(match.groups())
-                            else:
-                                spans[start] = end  # another layout: the full parse reads it
-                                replays -= 1
-                        hit = find(needle, end)
-                        continue
-                    spans[start] = end
-                    if bfind(b"rror", start, end) >= 0 or bfind(b"RROR", start, end) >= 0:
-                        error_spans.append(end)
-                    if not self.seen_npugraph and bfind(b"NPUGRAPH", start, end) >= 0:
-                        self.seen_npugraph = True
-                hit = find(needle, end)
-        if replays:
-            self._timed_replays(heads, replays)
+        folded = block[lo:hi].translate(FOLD)
+        if self.replays_seen:
+            self._replays(block, folded, lo, hi, spans)
+        error_spans: List[int] = []
+        # One regex pass over the folded piece: error / warning words and lifecycle lines, without the replay lines
+        # (counted above) and the source paths that only say where a line was printed (see _CANDIDATE).
+        search = _CANDIDATE.search
+        found = search(folded)
+        while found is not None:
+            hit = found.start() + lo
+            start = rfind(b"\n", lo, hit) + 1 or lo
+            end = bfind(b"\n", hit, hi)
+            if end < 0:
+                end = hi
+            if start not in spans:
+                spans[start] = end
+                if bfind(b"rror", start, end) >= 0 or bfind(b"RROR", start, end) >= 0:
+                    error_spans.append(end)
+            found = search(folded, end + 1 - lo)
+        if not self.seen_npugraph:
+            self._acl_lines(block, folded, lo, hi, spans)
         if error_spans:
             self._error_blocks(block, error_spans, spans)
-        sample = block[:SAMPLE_BYTES]
-        if _GLOG_LEVEL_SAMPLE.search(sample):
-            if _GLOG_SEVERE_FIRST.match(block):
+        if glog is not None:
+            if lo == 0 and self.first_severe:
                 end = bfind(b"\n")
-                spans[0] = size if end < 0 else end
-            for pattern in (_GLOG_SEVERE, _GLOG_SEVERE_RANKED) if _RANKED_SAMPLE.search(sample) else (_GLOG_SEVERE,):
-                for match in pattern.finditer(block):
+                spans[0] = len(block) if end < 0 else end
+                self.first_severe = False
+            for pattern in glog:
+                for match in pattern.finditer(block, max(0, lo - 1), hi):
                     start = match.start(1)
-                    end = bfind(b"\n", start)
-                    spans[start] = size if end < 0 else end
-        if b"CachingAllocator" in sample:
-            self._allocator_stats(block, offset)
+                    if start not in spans:
+                        end = bfind(b"\n", start, hi)
+                        spans[start] = hi if end < 0 else end
+        if alloc:
+            self._allocator_stats(block, offset, lo, hi)
+        if inits:
+            self._comm_init(block, lo, hi)
         count = block.count
-        line_no = self.lines_before + 1
-        cursor = 0
-        for start in sorted(spans):
-            end = spans[start]
+        line_no = self.line_no
+        cursor = lo
+        candidates = 0
+        for start in sorted(s for s in spans if lo <= s < hi):
+            end = spans.pop(start)
             if end < 0:
                 continue
+            candidates += 1
             line_no += count(b"\n", cursor, start)
             cursor = start
             if end - start > MAX_LINE_BYTES:
@@ -400,10 +434,25 @@ class _Scanner:
                     self.result.notes.append(f"{self.task.name}:{line_no}: line longer than {MAX_LINE_BYTES // 1024} KB; "
                                              f"only its first {MAX_LINE_BYTES // 1024} KB were read")
             self._line(block, start, min(end, start + MAX_LINE_BYTES), offset, line_no)
-        self.lines_before += count(b"\n")
-        result.lines = self.lines_before
-        result.candidates += sum(1 for end in spans.values() if end >= 0)
-        self.prev_tail = block[-TAIL_BYTES:]
+        self.line_no = line_no + count(b"\n", cursor, hi)
+        self.result.candidates += candidates
+        if self.floods:
+            self._flood_times(block)
+
+    def _acl_lines(self, block: bytes, folded: bytes, lo: int, hi: int, spans: Dict[int, int]) -> None:
+        """`[ACL CALL] aclmdlRI...` lines: the lifecycle source while no NPUGRAPH line was seen."""
+        find = folded.find
+        hit = find(FOLDED_ACL)
+        while hit >= 0:
+            at = hit + lo
+            start = block.rfind(b"\n", lo, at) + 1 or lo
+            end = block.find(b"\n", at, hi)
+            if end < 0:
+                end = hi
+            spans.setdefault(start, end)
+            if not self.seen_npugraph and block.find(b"NPUGRAPH", start, end) >= 0:
+                self.seen_npugraph = True
+            hit = find(FOLDED_ACL, end + 1 - lo)
 
     def _error_blocks(self, block: bytes, error_ends: List[int], spans: Dict[int, int]) -> None:
         """CANN E-code lines of an error block carry no error word (`EL0004: [PID: 553] ... Failed to allocate memory.`):
@@ -420,26 +469,61 @@ class _Scanner:
                 spans.setdefault(start, size if stop < 0 else stop)
 
     def _census(self, block: bytes) -> None:
-        """Layouts of the first lines, so the report can say what a file holds even when it is all noise."""
+        """Layouts of the first CENSUS_LINES lines, so the report can say what a file holds even when it is all noise;
+        the pid → rank pairs they print; the year the log prints. One line per shape (its first 48 bytes without
+        digits) and rank marker is parsed, the others of that shape are only counted: a file then costs ~10 parses
+        here, not 200, which is what keeps a thousand small rank files as fast per byte as one big file."""
         census = self.result.census
+        pid_ranks = self.result.pid_ranks
         year_seen = False
-        for raw in block[:SAMPLE_BYTES].split(b"\n")[:200]:
-            if raw.strip():
+        shapes: Dict[tuple, str] = {}
+        for raw in block[:SAMPLE_BYTES].split(b"\n", CENSUS_LINES)[:CENSUS_LINES]:
+            if not raw.strip():
+                continue
+            marker = _CENSUS_RANK.search(raw, 0, 160)
+            key = (raw[:48].translate(None, b"0123456789"), marker.group() if marker is not None else None)
+            layout = shapes.get(key)
+            if layout is None:
                 parsed = parse_line(decode_line(raw).rstrip("\r"), self.year)
-                census[parsed.format] += 1
+                layout = shapes[key] = parsed.format
                 if parsed.pid and parsed.rank is not None:
-                    self.result.pid_ranks.setdefault(parsed.pid, parsed.rank)
+                    pid_ranks.setdefault(parsed.pid, parsed.rank)
                 if not year_seen and parsed.format in _YEAR_FORMATS and parsed.time[:4].isdigit():
                     year_seen = True  # yearless layouts (vLLM, glog, c10) take the year the log itself prints
                     self.year = int(parsed.time[:4])
+            census[layout] += 1
         task = self.task
         self.since = parse_time(task.since, self.year) if task.since else None
         self.until = parse_time(task.until, self.year) if task.until else None
 
-    def _allocator_stats(self, block: bytes, offset: int) -> None:
+    def _comm_init(self, block: bytes, lo: int, hi: int) -> None:
+        """Communicator-init records (see _COMM_INIT) → clock hints; in the world group the rank printed is the global
+        one, which also tells the rank of the plog's pid."""
+        find = block.find
+        hit = find(b"[status:init]", lo, hi)
+        while hit >= 0:
+            start = block.rfind(b"\n", lo, hit) + 1 or lo
+            end = find(b"\n", hit, hi)
+            if end < 0:
+                end = hi
+            found = _COMM_INIT.search(block, start, end)
+            if found is not None:
+                parsed = parse_line(decode_line(block[start:end]).rstrip("\r"), self.year)
+                ts = parsed.timestamp
+                if ts is not None and (self.since is None or ts >= self.since) and (self.until is None or ts <= self.until):
+                    group = found.group(1).decode("ascii", "replace")
+                    rank = int(found.group(2))
+                    if group == WORLD_GROUP and parsed.pid:
+                        self.result.pid_ranks.setdefault(parsed.pid, rank)
+                    hints = self.result.clock_hints.setdefault("init:" + group, {})
+                    if rank not in hints or ts < hints[rank]:
+                        hints[rank] = ts
+            hit = find(b"[status:init]", end, hi)
+
+    def _allocator_stats(self, block: bytes, offset: int, lo: int, hi: int) -> None:
         """Peak reserved (cached) and allocated bytes from `PTA CachingAllocator malloc/free` lines (§1.5 memory).
         `findall` + `map(int, ...)` keep the per-line work in C: these lines can be a third of a +memory log."""
-        found = _ALLOC_STATS.findall(block)
+        found = _ALLOC_STATS.findall(block, lo, hi)
         if not found:
             return
         cached, allocated = zip(*found)
@@ -449,9 +533,9 @@ class _Scanner:
         result.alloc_lines += len(found)
         current = result.alloc_peak or (-1, 0, -1, 0)
         if peak_c > current[0]:
-            current = (peak_c, offset + max(0, block.find(b"cached = %d," % peak_c)), current[2], current[3])
+            current = (peak_c, offset + max(0, block.find(b"cached = %d," % peak_c, lo, hi)), current[2], current[3])
         if peak_a > current[2]:
-            current = (current[0], current[1], peak_a, offset + max(0, block.find(b"allocated = %d" % peak_a)))
+            current = (current[0], current[1], peak_a, offset + max(0, block.find(b"allocated = %d" % peak_a, lo, hi)))
         result.alloc_peak = current
 
     # -- per candidate line ------------------------------------------------------------------
@@ -486,13 +570,40 @@ class _Scanner:
                     if acc is not None:
                         acc.count += 1
                         acc.last_line = line_no
-                        if self.last_ts is not None and (acc.last_ts is None or self.last_ts > acc.last_ts):
-                            acc.last_ts = self.last_ts
+                        # its time is read once per piece, from the last such line (_flood_times)
+                        self.floods[id(acc)] = [acc, entry[3], start, end]
                     return
                 entry[1] += 1
         outcome = self._full_line(raw, block, start, end, offset, line_no)
-        if key is not None and outcome is not None and key not in self.repeats and len(self.repeats) < MAX_REPEAT_KEYS:
-            self.repeats[key] = [outcome[0], 1, outcome[1]]
+        if key is not None and outcome is not None:
+            entry = self.repeats.get(key)
+            if entry is None:
+                if len(self.repeats) < MAX_REPEAT_KEYS:
+                    self.repeats[key] = [outcome[0], 1, outcome[1], outcome[2]]
+            elif entry[3] != outcome[2]:
+                entry[3] = _MIXED_RANKS  # lines equal up to their numbers come from several ranks
+
+    def _flood_times(self, block: bytes) -> None:
+        """The time of the last counted-only occurrence of each flooded group in this piece: its last time, overall
+        and for its rank (one parse per group and piece instead of one per line)."""
+        result = self.result
+        for acc, rank, start, end in self.floods.values():
+            raw = block[start:end]
+            parsed = parse_line(strip_ansi(decode_line(raw.rstrip(b"\r"))), self.year)
+            ts = parsed.timestamp
+            if ts is None:
+                continue
+            if acc.last_ts is None or ts > acc.last_ts:
+                acc.last_ts = ts
+            if rank is not _MIXED_RANKS:
+                have = acc.last_by_rank.get(rank)
+                if have is None or ts > have:
+                    acc.last_by_rank[rank] = ts
+            if result.first_ts is None or ts < result.first_ts:
+                result.first_ts = ts
+            if result.last_ts is None or ts > result.last_ts:
+                result.last_ts = ts
+        self.floods = {}
 
     def _full_line(self, raw: bytes, block: bytes, start: int, end: int, offset: int, line_no: int):
         """Parse and classify one line. Returns (its error group or None, its layout) when later lines equal to it up
@@ -531,15 +642,15 @@ class _Scanner:
         elif families.is_warning(parsed):
             kind = "warning"
         else:
-            return (None, parsed.format) if timeline is None else None
+            return (None, parsed.format, rank) if timeline is None else None
         role = families.error_role(parsed, codes)
         if role == "context":
-            return (None, parsed.format) if timeline is None else None
+            return (None, parsed.format, rank) if timeline is None else None
         event = self._event(parsed, text, offset + start, line_no, ts, rank, codes, role=role)
         if kind == "error" and families.is_oom(parsed, codes) and len(result.timeline) < MAX_TIMELINE:
             result.timeline.append(dataclasses.replace(event, tag="oom", family="memory"))
         acc = self._group(event, kind, parsed, codes, block, start, end)
-        return (acc, parsed.format) if acc is not None and timeline is None else None
+        return (acc, parsed.format, rank) if acc is not None and timeline is None else None
 
     def _observe_time(self, parsed: ParsedLine) -> None:
         if parsed.timestamp is None:
@@ -597,32 +708,33 @@ class _Scanner:
         self._replay("npugraph" if b"NPUGRAPH Replay" in raw else "acl", rank, pid, ts)
         return True
 
-    def _dense_replays(self, block: bytes, folded: bytes, spans: Dict[int, int]) -> bytes:
-        """A block that is mostly `NPUGRAPH Replay` lines (a +aclgraph log): count them in one pass, time the first
-        REPLAY_SAMPLE, and mask them out of the folded block so the needle does not stop on each of them."""
+    def _replays(self, block: bytes, folded: bytes, lo: int, hi: int, spans: Dict[int, int]) -> None:
+        """`NPUGRAPH Replay` lines come by the hundred thousand in a +aclgraph log: count them in one pass and time the
+        first REPLAY_SAMPLE of the piece by the position of their glog head (§1.3 G3 / §1.4 layouts); a replay line of
+        another layout is left to the full parse."""
         total = folded.count(FOLDED_REPLAY)
+        if not total:
+            return
         heads = []
         match = _REPLAY_GLOG.match
-        hit = folded.find(FOLDED_REPLAY)
+        find = folded.find
+        hit = find(FOLDED_REPLAY)
         while hit >= 0 and len(heads) < REPLAY_SAMPLE:
-            start = block.rfind(b"\n", 0, hit) + 1
-            end = block.find(b"\n", hit)
+            at = hit + lo
+            start = block.rfind(b"\n", lo, at) + 1 or lo
+            end = block.find(b"\n", at, hi)
             if end < 0:
-                end = len(block)
+                end = hi
             found = match(block, start, end)
             if found is not None:
                 heads.append(found.groups())
                 spans[start] = -1
             else:
-                spans[start] = end  # another layout: the full parse reads it
+                spans[start] = end
                 total -= 1
-            hit = folded.find(FOLDED_REPLAY, end)
-        self.seen_npugraph = self.replays_seen = True
+            hit = find(FOLDED_REPLAY, end + 1 - lo)
+        self.seen_npugraph = True
         self._timed_replays(heads, total)
-        for text, mask in _REPLAY_MASKS:
-            if text in folded:
-                folded = folded.replace(text, mask)
-        return folded
 
     def _timed_replays(self, heads: List[tuple], total: int) -> None:
         """`total` replay lines in this block, of which `heads` (the first ones) are timed."""
@@ -631,6 +743,7 @@ class _Scanner:
                 acc.last_ts = None
         self.replay_cut = len(heads) < total
         self.result.replays_unsampled += max(0, total - len(heads))
+        self.result.layouts["npu_g3"] += total - len(heads)  # the timed ones are counted by _replay_heads
         if heads:
             self._replay_heads(heads)
 
@@ -736,6 +849,10 @@ class _Scanner:
         acc.last_line = event.line
         if event.rank not in acc.per_rank:
             acc.per_rank[event.rank] = (event.ts, event.line, event.offset, event.source, event.text[:SHORT_TEXT])
+        if event.ts is not None:
+            have = acc.last_by_rank.get(event.rank)
+            if have is None or event.ts > have:
+                acc.last_by_rank[event.rank] = event.ts
         if kind == "error":
             if event.role == "decisive" and self.decisive_windows < self.task.windows:
                 self.decisive_windows += 1
