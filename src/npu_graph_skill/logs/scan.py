@@ -38,7 +38,7 @@ SHORT_TEXT = 400  # ... in a lifecycle event or a per-rank occurrence (there can
 MAX_GROUPS = 2000  # distinct error/warning signatures per task (memory stays bounded whatever the log)
 MAX_TIMELINE = 20000  # lifecycle events per task
 RESERVOIR = 20000  # replay intervals kept per stream for P50/P99
-SAMPLE_BYTES = 256 * 1024
+SAMPLE_BYTES = 64 * 1024
 TAIL_BYTES = 128 * 1024
 
 # Candidate lines are found with one regex pass over a folded copy of the block: the translation lower-cases it and
@@ -60,7 +60,7 @@ _GLOG_SEVERE = re.compile(rb"\n()[EWFC][01]\d[0-3]\d \d\d:")
 _GLOG_SEVERE_RANKED = re.compile(rb"\n()\[rank\d+\]:[EWFC][01]\d[0-3]\d \d\d:")  # torch's formatter under torchrun
 _RANKED_SAMPLE = re.compile(rb"\n\[rank\d+\]:[VIWEFC]\d{4} ")
 FOLDED_REPLAY = b"npugraph replay".translate(FOLD)
-REPLAY_SAMPLE = 32  # replay lines timed per piece (P50/P99 of the spacing need no more); the others are only counted
+REPLAY_SAMPLE = 128  # replay lines timed per block (P50/P99 of the spacing need no more); the others are only counted
 PIECE_BYTES = 256 * 1024  # the passes over a block run piece by piece, in the CPU cache (see _Scanner.block)
 _REPLAY_GLOG = re.compile(
     rb"(?:\[rank(\d+)\]:)?[VI](\d{4}) (\d\d):(\d\d):(\d\d)\.(\d{6}) +(\d+) [^\]\n]*\] (?:\[rank:(\d+)\] )?"
@@ -327,7 +327,8 @@ class _Scanner:
         self.since: Optional[float] = None
         self.until: Optional[float] = None
         self.replay_cut = False
-        self.hints_wanted = task.start == 0  # communicator-init lines sit at the start of a process's log
+        self.glog: Optional[tuple] = None  # the regexes of glog E/W/F/C lines, once glog-layout lines were seen
+        self.alloc_seen = False
         self.first_severe = False  # the block's first line is a glog E/W/F/C line (no newline before it)
         self.line_no = 1  # number of the line at the cursor of the piece being read
         self.floods: Dict[int, list] = {}  # id(group) -> [group, rank, start, end]: its last uncounted occurrence
@@ -341,19 +342,23 @@ class _Scanner:
             self._fill_pending(block)
         if self.lines_before == 0:
             self._census(block)
+        # What the block holds is decided on its first SAMPLE_BYTES; a kind once seen stays on for the task.
         sample = block[:SAMPLE_BYTES]
         if not self.replays_seen and FOLDED_REPLAY in sample.translate(FOLD):
             self.replays_seen = True
         if not self.seen_npugraph and b"NPUGRAPH" in sample:
             self.seen_npugraph = True  # the acl artifact's lines are then not needed for the lifecycle
-        glog = None
-        if _GLOG_LEVEL_SAMPLE.search(sample):
-            glog = (_GLOG_SEVERE, _GLOG_SEVERE_RANKED) if _RANKED_SAMPLE.search(sample) else (_GLOG_SEVERE,)
-            if _GLOG_SEVERE_FIRST.match(block):
-                self.first_severe = True
-        alloc = b"CachingAllocator" in sample
-        inits = self.hints_wanted or b"status:init" in sample
-        self.hints_wanted = False
+        if self.glog is None and _GLOG_LEVEL_SAMPLE.search(sample):
+            self.glog = (_GLOG_SEVERE,)
+        if self.glog is not None and len(self.glog) == 1 and _RANKED_SAMPLE.search(sample):
+            self.glog = (_GLOG_SEVERE, _GLOG_SEVERE_RANKED)
+        glog = self.glog
+        if glog is not None and _GLOG_SEVERE_FIRST.match(block):
+            self.first_severe = True
+        if not self.alloc_seen and b"CachingAllocator" in sample:
+            self.alloc_seen = True
+        alloc = self.alloc_seen
+        inits = b"status:init" in sample
         spans: Dict[int, int] = {}
         if self.mid_line:  # the block continues a line longer than a block: that piece was cut, not scanned
             spans[0] = -1
@@ -381,7 +386,7 @@ class _Scanner:
         bfind = block.find
         folded = block[lo:hi].translate(FOLD)
         if self.replays_seen:
-            self._replays(block, folded, lo, hi, spans)
+            self._replays(block, folded, lo, hi, spans, timed=lo == 0)
         error_spans: List[int] = []
         # One regex pass over the folded piece: error / warning words and lifecycle lines, without the replay lines
         # (counted above) and the source paths that only say where a line was printed (see _CANDIDATE).
@@ -708,12 +713,15 @@ class _Scanner:
         self._replay("npugraph" if b"NPUGRAPH Replay" in raw else "acl", rank, pid, ts)
         return True
 
-    def _replays(self, block: bytes, folded: bytes, lo: int, hi: int, spans: Dict[int, int]) -> None:
-        """`NPUGRAPH Replay` lines come by the hundred thousand in a +aclgraph log: count them in one pass and time the
-        first REPLAY_SAMPLE of the piece by the position of their glog head (§1.3 G3 / §1.4 layouts); a replay line of
-        another layout is left to the full parse."""
+    def _replays(self, block: bytes, folded: bytes, lo: int, hi: int, spans: Dict[int, int], timed: bool) -> None:
+        """`NPUGRAPH Replay` lines come by the hundred thousand in a +aclgraph log: count them in one pass and, in the
+        first piece of a block, time the first REPLAY_SAMPLE by the position of their glog head (§1.3 G3 / §1.4
+        layouts); a replay line of another layout there is left to the full parse."""
         total = folded.count(FOLDED_REPLAY)
         if not total:
+            return
+        if not timed:
+            self._timed_replays([], total)
             return
         heads = []
         match = _REPLAY_GLOG.match
