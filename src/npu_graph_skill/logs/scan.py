@@ -475,9 +475,10 @@ class _Scanner:
 
     def _census(self, block: bytes) -> None:
         """Layouts of the first CENSUS_LINES lines, so the report can say what a file holds even when it is all noise;
-        the pid → rank pairs they print; the year the log prints. One line per shape (its first 48 bytes without
-        digits) and rank marker is parsed, the others of that shape are only counted: a file then costs ~10 parses
-        here, not 200, which is what keeps a thousand small rank files as fast per byte as one big file."""
+        the pid → rank pairs they print; the year the log prints. One line per shape (its first 140 bytes without
+        digits and a-f, which vary with numbers and pointers) and rank marker is parsed, the others of that shape are
+        only counted: a file then costs ~10-30 parses here, not 200, which keeps a thousand small rank files as fast
+        per byte as one big file."""
         census = self.result.census
         pid_ranks = self.result.pid_ranks
         year_seen = False
@@ -486,7 +487,7 @@ class _Scanner:
             if not raw.strip():
                 continue
             marker = _CENSUS_RANK.search(raw, 0, 160)
-            key = (raw[:48].translate(None, b"0123456789"), marker.group() if marker is not None else None)
+            key = (raw[:140].translate(None, b"0123456789abcdef"), marker.group() if marker is not None else None)
             layout = shapes.get(key)
             if layout is None:
                 parsed = parse_line(decode_line(raw).rstrip("\r"), self.year)
