@@ -51,7 +51,8 @@ MAX_CONSEQUENCES = 50
 def analyze_logs(paths: Sequence[str], since: Optional[str] = None, until: Optional[str] = None,
                  rank: Optional[int] = None, thresholds: Optional[Dict[str, float]] = None, context: int = 30,
                  jobs: Optional[int] = None, progress: Optional[Callable[[int, int], None]] = None,
-                 sources: Optional[List[TextSource]] = None, **_ignored: Any) -> LogReport:
+                 sources: Optional[List[TextSource]] = None, summary_out: Optional[str] = None,
+                 node: Optional[str] = None, **_ignored: Any) -> LogReport:
     """Scan logs and build the report.
 
     paths: files, .gz, directories (plog trees, per-rank folders) or `-` for stdin.
@@ -59,6 +60,8 @@ def analyze_logs(paths: Sequence[str], since: Optional[str] = None, until: Optio
     rank: keep only lines of this rank (from the line, else from the file/directory name).
     thresholds: overrides of DEFAULT_THRESHOLDS. jobs: worker processes (default: CPUs, at most 8).
     progress: called with (bytes done, bytes total) as ranges finish.
+    summary_out: also write this machine's summary there (summary.py), for `logs merge`; node: its name in the summary
+    (default: the host name).
     """
     started = time.perf_counter()
     limits = dict(DEFAULT_THRESHOLDS)
@@ -66,18 +69,37 @@ def analyze_logs(paths: Sequence[str], since: Optional[str] = None, until: Optio
         if key not in limits:
             raise UserError(f"unknown threshold {key!r}; known: {', '.join(sorted(limits))}")
         limits[key] = float(value)
+    if summary_out is not None:
+        node = node or default_node()
     sources = sources if sources is not None else resolve_sources(list(paths) or ["-"])
     _time_option("--since", since)  # checked here; each scan resolves a yearless time with its log's year
     _time_option("--until", until)
     tasks = plan_tasks(sources, jobs=jobs, context=context, since=since or None, until=until or None, only_rank=rank)
     results = run_tasks(tasks, jobs=jobs, progress=progress)
-    report = build_report(sources, tasks, results, limits, context)
+    part = collect(sources, tasks, results, node=node or "")
+    scanned = time.perf_counter() - started
+    report = finish([part], limits, context)
     report.totals["processes"] = worker_count(tasks, jobs or default_jobs(), report.totals["bytes"])
     elapsed = time.perf_counter() - started
     report.totals["seconds"] = round(elapsed, 3)
     report.totals["mb_per_s"] = round(report.totals["bytes"] / 1e6 / elapsed, 1) if elapsed > 0 else None
     report.filters = {"since": since, "until": until, "rank": rank}
+    if summary_out is not None:
+        from npu_graph_skill.logs.summary import write_summary
+
+        totals = {key: report.totals[key] for key in ("files", "bytes", "lines", "candidates")}
+        totals["seconds"] = round(scanned, 3)
+        write_summary(summary_out, part, {"context": context, "since": since, "until": until, "rank": rank,
+                                          "thresholds": limits}, totals)
+        report.totals["summary"] = summary_out
     return report
+
+
+def default_node() -> str:
+    """This machine's name in a summary: the host name (Slurm, pdsh, Ansible and Kubernetes pods all set one)."""
+    import socket
+
+    return socket.gethostname() or "localhost"
 
 
 def reduce_for_diagnosis(sources: List[TextSource], context: int = 30) -> Tuple[str, List[str]]:

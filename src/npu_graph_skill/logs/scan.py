@@ -790,12 +790,13 @@ class _Scanner:
             acc.last_ts = ts
             if previous is not None and ts >= previous:
                 acc.seen_intervals += 1
+                gap = round(ts - previous, 6)  # the logs print µs at best; rounding keeps summaries small
                 if len(acc.intervals) < RESERVOIR:
-                    acc.intervals.append(ts - previous)
+                    acc.intervals.append(gap)
                 else:
                     slot = self.rng.randrange(acc.seen_intervals)
                     if slot < RESERVOIR:
-                        acc.intervals[slot] = ts - previous
+                        acc.intervals[slot] = gap
         if ts is not None:
             self.last_ts = ts
             if result.first_ts is None or ts < result.first_ts:
@@ -813,7 +814,7 @@ class _Scanner:
         if ts is None:
             return
         if acc.last_ts is not None:
-            gap = ts - acc.last_ts
+            gap = round(ts - acc.last_ts, 6)
             if gap >= 0:
                 acc.seen_intervals += 1
                 if len(acc.intervals) < RESERVOIR:
