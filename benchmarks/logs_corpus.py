@@ -233,7 +233,8 @@ def _stamp(seconds: float) -> str:
 
 def write_cluster_job(root: str, ranks: int = 64, nodes: int = 8, kb_per_rank: float = 24, seed: int = 7,
                       failing_rank: int = 13, also_failing_rank: Optional[int] = 42, skew: Optional[dict] = None,
-                      init_jitter: float = 0.02, timeout_jitter: float = 0.05, start: float = 1754521700.0) -> dict:
+                      init_jitter: float = 0.02, timeout_jitter: float = 0.05, start: float = 1754521700.0,
+                      also_failing_after: float = 140.0) -> dict:
     """A multi-node job as it lies on the nodes when `ASCEND_PROCESS_LOG_PATH` points each rank at its own folder:
 
         <root>/node03/rank_024/worker.log                  TORCH_NPU_LOGS=+memory,+dispatch,+aclgraph + vLLM worker output
@@ -259,13 +260,14 @@ def write_cluster_job(root: str, ranks: int = 64, nodes: int = 8, kb_per_rank: f
             rank = node * per_node + local
             _write_rank(os.path.join(folder, f"rank_{rank:03d}"), rank, local, ranks, node, rng, shift, kb_per_rank,
                         start, init_at + rng.random() * init_jitter, fail_at,
-                        timeout_at + rng.random() * timeout_jitter, failing_rank, also_failing_rank)
+                        timeout_at + rng.random() * timeout_jitter, failing_rank, also_failing_rank,
+                        fail_at + also_failing_after)
     return {"nodes": folders, "failure_time": fail_at, "timeout_time": timeout_at, "ranks": ranks, "per_node": per_node}
 
 
 def _write_rank(folder: str, rank: int, local: int, world: int, node: int, rng: random.Random, shift: float,
                 kb: float, start: float, init_at: float, fail_at: float, timeout_at: float, failing_rank: int,
-                also_failing_rank: Optional[int]) -> None:
+                also_failing_rank: Optional[int], also_at: float) -> None:
     pid = 20000 + rank * 7
     clock = _Clock(start + shift)
     run_dir = os.path.join(folder, "run", "plog")
@@ -317,7 +319,10 @@ def _write_rank(folder: str, rank: int, local: int, world: int, node: int, rng: 
             worker.append(f"[rank{rank}]:[W{tm.tm_mon}{tm.tm_mday:02d} {tm.tm_hour:02d}:{tm.tm_min:02d}:{tm.tm_sec:02d}."
                           f"{micro:06d}000 compiler_depend.ts:187] Warning: Waiting for pending NCCL work to finish before "
                           f"starting graph capture. (function operator())")
-    if rank == failing_rank:
+    if rank == also_failing_rank and also_at < timeout_at:
+        tm, micro = at(also_at)
+        worker.append(ALSO_FAILED.format(tp=tp, pid=pid, vdate=_vllm_time(tm)))
+    elif rank == failing_rank:
         tm, micro = at(fail_at)
         worker.extend(DEFAULT_FAILURE.replace("Worker_TP1", f"Worker_TP{tp}").format(
             pid=pid, vdate=_vllm_time(tm), pdate=_pta_time(tm)).splitlines())
@@ -329,7 +334,7 @@ def _write_rank(folder: str, rank: int, local: int, world: int, node: int, rng: 
         debug.append(f"[ERROR] RUNTIME({pid},python3):{_plog_time(tm, micro)} [stream.cc:1102]{pid} "
                      f"SynchronizeImpl:Stream synchronize timeout, runtime result = 107020")
         if rank == also_failing_rank:
-            tm, micro = at(timeout_at + 10)
+            tm, micro = at(also_at)
             worker.append(ALSO_FAILED.format(tp=tp, pid=pid, vdate=_vllm_time(tm)))
     with open(os.path.join(folder, "worker.log"), "w", encoding="utf-8", newline="\n") as handle:
         handle.write("\n".join(worker) + "\n")

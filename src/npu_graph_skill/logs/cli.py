@@ -54,7 +54,8 @@ def add_parser(subparsers: Any, name: str, help_text: str) -> None:
     parser.add_argument("--lang", choices=("zh", "en"), help="language of the text/Markdown output (default: from the locale)")
     cluster = parser.add_argument_group("a job on many nodes")
     cluster.add_argument("--summary-out", metavar="FILE",
-                         help="also write this node's summary to FILE (JSON, for `npu-graph logs merge`)")
+                         help="also write this node's summary to FILE (JSON, for `npu-graph logs merge`); "
+                              "`-` writes it to stdout instead of the report")
     cluster.add_argument("--node", metavar="NAME", help="this node's name in the summary (default: the host name)")
     cluster.add_argument("--clock-offset", action="append", default=[], metavar="NODE=SECONDS",
                          help="merge: NODE's clock is this far ahead (node07=+1.8s, node03=-250ms); "
@@ -125,12 +126,14 @@ def run(args: argparse.Namespace) -> int:
         progress.close()
     if args.summary_out:
         print(_written(report, args.summary_out), file=sys.stderr)
+        if args.summary_out == "-":
+            return report.exit_code
     return _render(report, args)
 
 
 def _written(report: Any, path: str) -> str:
     t = report.totals
-    return (f"npu-graph logs: wrote the summary {path}: {t['files']} files, {t['lines']:,} lines, "
+    return (f"npu-graph logs: wrote the summary {'to stdout' if path == '-' else path}: {t['files']} files, {t['lines']:,} lines, "
             f"{t['bytes'] / 1e6:,.1f} MB in {t.get('seconds', 0)} s")
 
 

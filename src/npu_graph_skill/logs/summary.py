@@ -74,10 +74,17 @@ def to_document(part: Collected, options: Dict[str, Any], totals: Dict[str, Any]
 
 
 def write_summary(path: str, part: Collected, options: Dict[str, Any], totals: Dict[str, Any]) -> Dict[str, Any]:
-    """Write the summary whole or not at all (core.files.atomic_write); returns the document."""
+    """Write the summary whole or not at all (core.files.atomic_write), or to stdout for `-` (kubectl exec ... >
+    node.json); returns the document."""
     from npu_graph_skill.core.files import atomic_write
 
     doc = to_document(part, options, totals)
+    if path == "-":
+        import sys
+
+        sys.stdout.write(json.dumps(doc, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n")
+        sys.stdout.flush()
+        return doc
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise UserError(f"--summary-out {path}: folder {folder} does not exist")
@@ -214,6 +221,8 @@ def read_summary(path: str) -> Tuple[Collected, Dict[str, Any]]:
         raise UserError(f"{name}: permission denied") from None
     except OSError as exc:
         raise UserError(f"{name}: cannot read ({exc.strerror or exc})") from None
+    if not raw.lstrip().startswith(b"{"):
+        raise UserError(f"{name}: not a summary (not a JSON object; write one with `npu-graph logs PATH --summary-out FILE`)")
     try:
         doc = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:

@@ -37,8 +37,8 @@ Diagnose torch_npu graph mode (NPUGraph / ACLGraph on Ascend NPUs) — 诊断 to
 Start with `diagnose` (the pasted error as `text`, or a log file/folder as `path`): it returns the
 phase (capture/replay/memory/update/compile/environment), the layer (L1 Python … L4 CANN), the root
 cause, the fix and how to verify it, with the lines that matched. Then: `analyze_logs` for big or
-multi-rank logs, `lookup_error_code` for a code (107027, EE1016, ERR00100), `search_knowledge` for
-"how does X work", `health_check` for the environment, `perf_*` / `analyze_graph_dump` for speed.
+multi-rank logs, `logs_merge` for the per-node summaries of a multi-node job, `lookup_error_code`
+for a code (107027, EE1016, ERR00100), `search_knowledge` for "how does X work", `health_check` for the environment, `perf_*` / `analyze_graph_dump` for speed.
 Paths must lie under the server's allowed roots; report what the results say, not more."""
 
 Result = dict[str, Any]
@@ -111,6 +111,23 @@ async def analyze_logs(
     roots = await _roots(ctx)
     checked = _inputs(paths, roots, settings().max_log_bytes, "any", "log")
     return await _in_worker("analyze_logs", paths=checked, since=since, until=until, rank=rank)
+
+
+@server.tool(annotations=READS)
+async def logs_merge(
+    paths: Annotated[List[str], Field(min_length=1, max_length=1024,
+                                      description="per-node summaries (`npu-graph logs PATH --summary-out node07.json` on "
+                                                  "each node), or a folder of them")],
+    clock_offsets: Annotated[Optional[dict[str, float]], Field(
+        description="seconds a node's clock is ahead, e.g. {\"node07\": 1.8}; the others are estimated from events all "
+                    "ranks log together")] = None,
+    ctx: Optional[Context] = None,
+) -> Result:
+    """Merge the per-node log summaries of a multi-node job: the first failure across all ranks with the nodes' clocks
+    aligned (and how sure the order is), its consequences, anomalies — as if all logs were analysed on one machine."""
+    roots = await _roots(ctx)
+    checked = _inputs(paths, roots, settings().max_log_bytes, "any", "log")
+    return await _in_worker("merge_log_summaries", paths=checked, clock_offsets=clock_offsets)
 
 
 @server.tool(annotations=READS)
