@@ -51,6 +51,8 @@ TAIL_BYTES = 128 * 1024
 _FOLDED_LETTERS = {ord("w"): ord("e"), ord("g"): ord("e"), ord("a"): ord("r"), ord("n"): ord("o"), ord("p"): ord("o")}
 FOLD = bytes(_FOLDED_LETTERS.get(c | 0x20, c | 0x20) if 65 <= c <= 90 else _FOLDED_LETTERS.get(c, c) for c in range(256))
 _CANDIDATE = re.compile(rb"erro(?!h(?:\.coo| reolry|s\.oy|_tree))")
+_HITS = re.compile(rb"erro(h reolry(?<=oouerroh reolry)|h\.coo|hs\.oy|h_tree|)")  # b"": a candidate line
+_REPLAY_HIT = b"h reolry"
 _GRAPH_WORDS = (b"NPUGRAPH", b"NPUGraph", b"aptur", b"ompil", b"skipping", b"NPUGRAPH-TREE")
 # Only while no NPUGRAPH line was seen: the acl artifact's `[ACL CALL] aclmdlRI...` lines are then the lifecycle source.
 FOLDED_ACL = b"aclmdlri".translate(FOLD)
@@ -272,10 +274,11 @@ def _align(handle: IO[bytes], start: int) -> int:
     return pos
 
 
-def _blocks(handle: IO[bytes], task: ScanTask, result: TaskResult) -> Iterator[Tuple[bytes, int]]:
-    """(block, file offset of its first byte), from where the handle stands (a range is aligned by `scan_task`).
-    A block is `block_bytes` read at once, completed to the end of its last line (one copy, no carry); a line
-    longer than a block arrives in pieces, which keeps memory bounded."""
+def _blocks(handle: IO[bytes], task: ScanTask, result: TaskResult) -> Iterator[Tuple[bytes, int, int]]:
+    """(block, file offset of its first byte, bytes of it to scan), from where the handle stands (a range is aligned
+    by `scan_task`). A block is `block_bytes` read at once and scanned up to the end of its last whole line; the line
+    it cuts follows as a small block of its own (so the big one is never copied); a line longer than a block
+    arrives in pieces, which keeps memory bounded."""
     pos = handle.tell() if task.start > 0 else 0
     end = task.end
     size = task.block_bytes
@@ -284,20 +287,27 @@ def _blocks(handle: IO[bytes], task: ScanTask, result: TaskResult) -> Iterator[T
         chunk = handle.read(size if end is None else min(size, end - pos))
         if not chunk:
             return
+        result.bytes_read += len(chunk)
+        last = chunk
         if not chunk.endswith(b"\n"):
             rest = handle.readline(size)
-            if rest:
+            result.bytes_read += len(rest)
+            cut = chunk.rfind(b"\n") + 1
+            if cut:
+                yield chunk, pos, cut
+                chunk = chunk[cut:] + rest
+                pos += cut
+            else:
                 chunk += rest
-        result.bytes_read += len(chunk)
-        yield chunk, pos
+            last = chunk
+        yield chunk, pos, len(chunk)
         pos += len(chunk)
-        last = chunk
     while not last.endswith(b"\n"):  # the range ended inside an over-long line: it is ours to the end
         last = handle.readline(size)
         if not last:
             return
         result.bytes_read += len(last)
-        yield last, pos
+        yield last, pos, len(last)
         pos += len(last)
 
 
@@ -319,7 +329,6 @@ class _Scanner:
         self.decisive_windows = 0
         self.other_windows = 0
         self.days: Dict[Tuple[int, bytes], float] = {}
-        self.replays_seen = False
         self.repeats: Dict[bytes, list] = {}  # line up to its numbers -> [error group or None, full parses, layout]
         self.repeat_ok = task.since is None and task.until is None and task.only_rank is None
         self.mid_line = False
@@ -331,10 +340,11 @@ class _Scanner:
         self.alloc_seen = False
         self.first_severe = False  # the block's first line is a glog E/W/F/C line (no newline before it)
         self.line_no = 1  # number of the line at the cursor of the piece being read
+        self.size = 0  # bytes of the current block that are scanned
         self.floods: Dict[int, list] = {}  # id(group) -> [group, rank, start, end]: its last uncounted occurrence
 
     # -- per block ----------------------------------------------------------------------------
-    def block(self, block: bytes, offset: int) -> None:
+    def block(self, block: bytes, offset: int, size: Optional[int] = None) -> None:
         """Scan one block. Which line kinds it holds is decided on its first SAMPLE_BYTES; the passes then run piece
         by piece (PIECE_BYTES, cut at line ends) so that the block, its folded copy and every later pass over a piece
         stay in the CPU cache — about a fifth faster than passes over the whole block."""
@@ -344,8 +354,6 @@ class _Scanner:
             self._census(block)
         # What the block holds is decided on its first SAMPLE_BYTES; a kind once seen stays on for the task.
         sample = block[:SAMPLE_BYTES]
-        if not self.replays_seen and FOLDED_REPLAY in sample.translate(FOLD):
-            self.replays_seen = True
         if not self.seen_npugraph and b"NPUGRAPH" in sample:
             self.seen_npugraph = True  # the acl artifact's lines are then not needed for the lifecycle
         if self.glog is None and _GLOG_LEVEL_SAMPLE.search(sample):
@@ -362,9 +370,9 @@ class _Scanner:
         spans: Dict[int, int] = {}
         if self.mid_line:  # the block continues a line longer than a block: that piece was cut, not scanned
             spans[0] = -1
-        self.mid_line = not block.endswith(b"\n")
+        size = self.size = len(block) if size is None else size  # block[size:] starts a line the next block completes
+        self.mid_line = block[size - 1:size] != b"\n"
         self.line_no = self.lines_before + 1
-        size = len(block)
         start = 0
         while start < size:
             end = start + PIECE_BYTES
@@ -377,7 +385,7 @@ class _Scanner:
             start = end
         self.lines_before = self.line_no - 1
         self.result.lines = self.lines_before
-        self.prev_tail = block[-TAIL_BYTES:]
+        self.prev_tail = block[size - TAIL_BYTES:size] if size >= TAIL_BYTES else (self.prev_tail + block[:size])[-TAIL_BYTES:]
 
     def _piece(self, block: bytes, offset: int, lo: int, hi: int, spans: Dict[int, int], glog, alloc: bool,
                inits: bool) -> None:
@@ -385,13 +393,19 @@ class _Scanner:
         rfind = block.rfind
         bfind = block.find
         folded = block[lo:hi].translate(FOLD)
-        if self.replays_seen:
-            self._replays(block, folded, lo, hi, spans, timed=lo == 0)
+        # One regex pass over the folded piece finds what follows each "erro": `NPUGRAPH Replay` lines are counted
+        # from it, and the piece is searched for its candidate lines only when one of them is not a replay line or
+        # a source path (most pieces of a big log have none).
+        hits = _HITS.findall(folded)
+        if not hits:
+            found = None
+        else:
+            replays = hits.count(_REPLAY_HIT)
+            if replays:
+                self._replays(block, folded, lo, hi, spans, replays, timed=lo == 0)
+            found = _CANDIDATE.search(folded) if b"" in hits else None
         error_spans: List[int] = []
-        # One regex pass over the folded piece: error / warning words and lifecycle lines, without the replay lines
-        # (counted above) and the source paths that only say where a line was printed (see _CANDIDATE).
         search = _CANDIDATE.search
-        found = search(folded)
         while found is not None:
             hit = found.start() + lo
             start = rfind(b"\n", lo, hit) + 1 or lo
@@ -409,8 +423,8 @@ class _Scanner:
             self._error_blocks(block, error_spans, spans)
         if glog is not None:
             if lo == 0 and self.first_severe:
-                end = bfind(b"\n")
-                spans[0] = len(block) if end < 0 else end
+                end = bfind(b"\n", 0, hi)
+                spans[0] = hi if end < 0 else end
                 self.first_severe = False
             for pattern in glog:
                 for match in pattern.finditer(block, max(0, lo - 1), hi):
@@ -462,7 +476,7 @@ class _Scanner:
     def _error_blocks(self, block: bytes, error_ends: List[int], spans: Dict[int, int]) -> None:
         """CANN E-code lines of an error block carry no error word (`EL0004: [PID: 553] ... Failed to allocate memory.`):
         look for them in the few lines after each error line (formats.md §3.1, §3.2)."""
-        size = len(block)
+        size = self.size
         scanned = -1
         for end in error_ends[:200]:
             if end < scanned:  # inside the stretch already searched after an earlier error line
@@ -714,13 +728,11 @@ class _Scanner:
         self._replay("npugraph" if b"NPUGRAPH Replay" in raw else "acl", rank, pid, ts)
         return True
 
-    def _replays(self, block: bytes, folded: bytes, lo: int, hi: int, spans: Dict[int, int], timed: bool) -> None:
+    def _replays(self, block: bytes, folded: bytes, lo: int, hi: int, spans: Dict[int, int], total: int,
+                 timed: bool) -> None:
         """`NPUGRAPH Replay` lines come by the hundred thousand in a +aclgraph log: count them in one pass and, in the
         first piece of a block, time the first REPLAY_SAMPLE by the position of their glog head (§1.3 G3 / §1.4
         layouts); a replay line of another layout there is left to the full parse."""
-        total = folded.count(FOLDED_REPLAY)
-        if not total:
-            return
         if not timed:
             self._timed_replays([], total)
             return
@@ -883,7 +895,7 @@ class _Scanner:
         after = [_text(raw) for raw in block[end + 1:stop].split(b"\n")[:-1][:context]] if context else []
         window = Window(offset=event.offset, line=event.line, before=before, text=event.text, after=after)
         self.result.windows[event.offset] = window
-        if len(after) < context and stop >= len(block):
+        if len(after) < context and stop >= self.size:
             self.pending.append((window, context - len(after)))
 
     def _fill_pending(self, block: bytes) -> None:
@@ -918,12 +930,12 @@ def scan_task(task: ScanTask) -> TaskResult:
         head = handle.read(aligned - max(0, aligned - TAIL_BYTES))
         scanner.prev_tail = head[head.find(b"\n") + 1:] if aligned > TAIL_BYTES else head
     try:
-        for block, offset in _blocks(handle, task, result):
+        for block, offset, size in _blocks(handle, task, result):
             if first:
                 first = False
                 if b"\x00" in block[:8192]:
                     raise InputError(f"{task.name}: binary file, expected text (a log)")
-            scanner.block(block, offset)
+            scanner.block(block, offset, size)
         if scanner.pending and task.end is not None:
             # the last windows of a range look past its end for their `after` lines
             extra = handle.read(TAIL_BYTES)
