@@ -53,13 +53,15 @@ class Collected:
 def collect(sources: List[Any], tasks: List[ScanTask], results: List[TaskResult], node: str = "") -> Collected:
     """`sources` are the TextSource of the scan (name, path, size, notes), `tasks` and `results` in the same order."""
     _number_lines(tasks, results)
-    parts = _sources(sources, tasks, results)
+    by_source: Dict[int, List[Tuple[ScanTask, TaskResult]]] = defaultdict(list)
+    for task, result in zip(tasks, results):
+        by_source[task.index].append((task, result))
+    parts = _sources(sources, by_source)
     notes: List[str] = []
     for index, source in enumerate(sources):
         notes.extend(source.notes)
-        for task, result in zip(tasks, results):
-            if task.index == index:
-                notes.extend(n for n in result.notes if "distinct error signatures" not in n)
+        for _, result in by_source.get(index, ()):
+            notes.extend(n for n in result.notes if "distinct error signatures" not in n)
     groups = merge_groups(_groups_per_source(tasks, results))
     _roles_from_codes(groups)
     windows: Dict[Tuple[int, int], List[str]] = {}
@@ -101,10 +103,10 @@ def _number_lines(tasks: List[ScanTask], results: List[TaskResult]) -> None:
             window.line += offset
 
 
-def _sources(sources: List[Any], tasks: List[ScanTask], results: List[TaskResult]) -> List[SourcePart]:
+def _sources(sources: List[Any], by_source: Dict[int, List[Tuple[ScanTask, TaskResult]]]) -> List[SourcePart]:
     out = []
     for index, source in enumerate(sources):
-        parts = [(t, r) for t, r in zip(tasks, results) if t.index == index]
+        parts = by_source.get(index, [])
         layouts: Counter = Counter()
         first_ts = last_ts = None
         notes: List[str] = []

@@ -62,7 +62,10 @@ _GLOG_SEVERE = re.compile(rb"\n()[EWFC][01]\d[0-3]\d \d\d:")
 _GLOG_SEVERE_RANKED = re.compile(rb"\n()\[rank\d+\]:[EWFC][01]\d[0-3]\d \d\d:")  # torch's formatter under torchrun
 _RANKED_SAMPLE = re.compile(rb"\n\[rank\d+\]:[VIWEFC]\d{4} ")
 FOLDED_REPLAY = b"npugraph replay".translate(FOLD)
-REPLAY_SAMPLE = 128  # replay lines timed per block (P50/P99 of the spacing need no more); the others are only counted
+# Replay lines timed: REPLAY_FIRST at the start of a task, then one per REPLAY_BYTES scanned, in stretches of consecutive
+# lines (P50/P99 of the spacing need no more); the others are only counted.
+REPLAY_FIRST = 24
+REPLAY_BYTES = 32 * 1024
 PIECE_BYTES = 256 * 1024  # the passes over a block run piece by piece, in the CPU cache (see _Scanner.block)
 _REPLAY_GLOG = re.compile(
     rb"(?:\[rank(\d+)\]:)?[VI](\d{4}) (\d\d):(\d\d):(\d\d)\.(\d{6}) +(\d+) [^\]\n]*\] (?:\[rank:(\d+)\] )?"
@@ -81,10 +84,13 @@ _ECODE_LINE = re.compile(rb"\n[^\n]{0,200}?(?:\b[EW][0-9A-Z]\d{4}(?::|\[PID)|\[P
 _COMM_INIT = re.compile(rb"\[status:init\][^\n]*?\[hccl-\d+-\d+-\d+-([^\]\s]+)\][^\n]*?\brank\[(\d+)\]")
 WORLD_GROUP = "hccl_world_group"
 _ALLOC_STATS = re.compile(rb"CachingAllocator malloc: malloc = \d+, cached = (\d+), allocated = (\d+)")
-CENSUS_LINES = 200
+CENSUS_LINES = 200  # lines of a file (or range) looked at by the census: one per CENSUS_BYTES, 12 to 200
+CENSUS_BYTES = 32 * 1024
 # Where a line says its rank (G1/G2 `[rank:R]`, torch's `[rankR]:`, pta_error `RankID:R`, vLLM `Worker_TPn`, torchrun
 # `[defaultN]:`): lines of one shape but another rank may print another pid, so they are parsed apart.
 _CENSUS_RANK = re.compile(rb"\[rank:?\d+\]|RankID:-?\d+|TP ?\d+|\[default\d+\]")
+# A time printed with its year (plog, pta_error, CANN E-code blocks, TORCH_NPU_LOGS G1/G2, SGLang); vLLM and glog omit it.
+_YEAR_SAMPLE = re.compile(rb"((?:19|20)\d\d)-[01]\d-[0-3]\d[- ][0-2]\d:[0-5]\d:[0-5]\d")
 _YEAR_FORMATS = ("plog", "pta_error", "npu_g1", "npu_g2", "cann_ecode")
 
 
@@ -341,6 +347,10 @@ class _Scanner:
         self.first_severe = False  # the block's first line is a glog E/W/F/C line (no newline before it)
         self.line_no = 1  # number of the line at the cursor of the piece being read
         self.size = 0  # bytes of the current block that are scanned
+        span = (task.end - task.start) if task.end is not None else _file_size(task.path)
+        # the census and the replay timing cost in proportion to the bytes, so that small files cost what big ones do
+        self.census_lines = max(12, min(CENSUS_LINES, span // CENSUS_BYTES)) if span else CENSUS_LINES
+        self.replay_budget = float(REPLAY_FIRST)
         self.floods: Dict[int, list] = {}  # id(group) -> [group, rank, start, end]: its last uncounted occurrence
 
     # -- per block ----------------------------------------------------------------------------
@@ -402,7 +412,7 @@ class _Scanner:
         else:
             replays = hits.count(_REPLAY_HIT)
             if replays:
-                self._replays(block, folded, lo, hi, spans, replays, timed=lo == 0)
+                self._replays(block, folded, lo, hi, spans, replays)
             found = _CANDIDATE.search(folded) if b"" in hits else None
         error_spans: List[int] = []
         search = _CANDIDATE.search
@@ -497,7 +507,8 @@ class _Scanner:
         pid_ranks = self.result.pid_ranks
         year_seen = False
         shapes: Dict[tuple, str] = {}
-        for raw in block[:SAMPLE_BYTES].split(b"\n", CENSUS_LINES)[:CENSUS_LINES]:
+        lines = self.census_lines
+        for raw in block[:SAMPLE_BYTES].split(b"\n", lines)[:lines]:
             if not raw.strip():
                 continue
             marker = _CENSUS_RANK.search(raw, 0, 160)
@@ -512,6 +523,10 @@ class _Scanner:
                     year_seen = True  # yearless layouts (vLLM, glog, c10) take the year the log itself prints
                     self.year = int(parsed.time[:4])
             census[layout] += 1
+        if not year_seen:  # the census may be short: the first dated line of the sample tells the year
+            dated = _YEAR_SAMPLE.search(block, 0, SAMPLE_BYTES)
+            if dated is not None:
+                self.year = int(dated.group(1))
         task = self.task
         self.since = parse_time(task.since, self.year) if task.since else None
         self.until = parse_time(task.until, self.year) if task.until else None
@@ -728,19 +743,20 @@ class _Scanner:
         self._replay("npugraph" if b"NPUGRAPH Replay" in raw else "acl", rank, pid, ts)
         return True
 
-    def _replays(self, block: bytes, folded: bytes, lo: int, hi: int, spans: Dict[int, int], total: int,
-                 timed: bool) -> None:
-        """`NPUGRAPH Replay` lines come by the hundred thousand in a +aclgraph log: count them in one pass and, in the
-        first piece of a block, time the first REPLAY_SAMPLE by the position of their glog head (§1.3 G3 / §1.4
-        layouts); a replay line of another layout there is left to the full parse."""
-        if not timed:
+    def _replays(self, block: bytes, folded: bytes, lo: int, hi: int, spans: Dict[int, int], total: int) -> None:
+        """`NPUGRAPH Replay` lines come by the hundred thousand in a +aclgraph log: `total` were counted in this piece;
+        the first ones the budget allows (see REPLAY_BYTES) are timed by the position of their glog head (§1.3 G3 /
+        §1.4 layouts); a replay line of another layout among them is left to the full parse."""
+        self.replay_budget += (hi - lo) / REPLAY_BYTES
+        budget = int(self.replay_budget)
+        if budget < 1:
             self._timed_replays([], total)
             return
         heads = []
         match = _REPLAY_GLOG.match
         find = folded.find
         hit = find(FOLDED_REPLAY)
-        while hit >= 0 and len(heads) < REPLAY_SAMPLE:
+        while hit >= 0 and len(heads) < budget:
             at = hit + lo
             start = block.rfind(b"\n", lo, at) + 1 or lo
             end = block.find(b"\n", at, hi)
@@ -755,6 +771,7 @@ class _Scanner:
                 total -= 1
             hit = find(FOLDED_REPLAY, end + 1 - lo)
         self.seen_npugraph = True
+        self.replay_budget -= len(heads)
         self._timed_replays(heads, total)
 
     def _timed_replays(self, heads: List[tuple], total: int) -> None:
@@ -965,6 +982,13 @@ def percentile(values: List[float], q: float) -> float:
         return math.nan
     rank = max(1, int(math.ceil(q / 100.0 * len(ordered))))
     return ordered[min(rank, len(ordered)) - 1]
+
+
+def _file_size(path: Optional[str]) -> int:
+    try:
+        return os.path.getsize(path) if path and not path.endswith(".gz") else 0
+    except OSError:
+        return 0
 
 
 def file_year(path: Optional[str]) -> int:
