@@ -206,7 +206,11 @@ def run_tasks(tasks: List[ScanTask], jobs: Optional[int] = None,
     pool = context.Pool(processes=min(jobs, len(tasks)), initializer=_ignore_sigint)
     by_position: Dict[int, TaskResult] = {}
     try:
-        for position, result in pool.imap_unordered(_scan_indexed, [(i, tasks[i]) for i in order]):
+        # a thousand small rank files: hand them out in batches, one round trip per batch (still 8 per worker at least)
+        batch = max(1, len(tasks) // (min(jobs, len(tasks)) * 8))
+        scanning = pool.imap_unordered(_scan_indexed, [(i, tasks[i]) for i in order], chunksize=batch)
+        _warm_code_names()  # the parent only waits meanwhile: load the code tables the report names codes with
+        for position, result in scanning:
             by_position[position] = result
             done += _task_bytes(tasks[position], sizes)
             if progress:
@@ -218,6 +222,15 @@ def run_tasks(tasks: List[ScanTask], jobs: Optional[int] = None,
     finally:
         pool.join()
     return [by_position[i] for i in range(len(tasks))]
+
+
+def _warm_code_names() -> None:
+    try:
+        from npu_graph_skill.knowledge.codes import describe
+
+        describe("107020")
+    except Exception:  # noqa: BLE001 - the report works without names; it will say nothing more here
+        pass
 
 
 def worker_count(tasks: List[ScanTask], jobs: int, total: int) -> int:

@@ -121,7 +121,7 @@ def _sources(sources: List[Any], by_source: Dict[int, List[Tuple[ScanTask, TaskR
                 last_ts = result.last_ts
             notes.extend(result.notes)
             if result.alloc_peak is not None:
-                cached, _, allocated, _ = result.alloc_peak
+                cached, allocated = result.alloc_peak
                 peak = [max(peak[0], cached), max(peak[1], allocated)] if peak else [cached, allocated]
                 alloc_lines += result.alloc_lines
         if len(layouts) > 1:

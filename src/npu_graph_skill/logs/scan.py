@@ -38,7 +38,8 @@ SHORT_TEXT = 400  # ... in a lifecycle event or a per-rank occurrence (there can
 MAX_GROUPS = 2000  # distinct error/warning signatures per task (memory stays bounded whatever the log)
 MAX_TIMELINE = 20000  # lifecycle events per task
 RESERVOIR = 20000  # replay intervals kept per stream for P50/P99
-SAMPLE_BYTES = 64 * 1024
+SAMPLE_BYTES = 64 * 1024  # where the census looks for its lines and the year
+FEATURE_BYTES = 16 * 1024  # where a block is sampled for the kinds of lines it holds (glog, allocator, replays ...)
 TAIL_BYTES = 128 * 1024
 
 # Candidate lines are found with one regex pass over a folded copy of the block: the translation lower-cases it and
@@ -190,7 +191,7 @@ class TaskResult:
     dropped_signatures: int = 0
     timeline: List[Event] = dataclasses.field(default_factory=list)
     replays: Dict[tuple, ReplayAcc] = dataclasses.field(default_factory=dict)  # (rank, pid) or (family, rank, pid)
-    alloc_peak: Optional[Tuple[int, int, int, int]] = None  # (peak cached, line offset of it, peak allocated, offset)
+    alloc_peak: Optional[Tuple[int, int]] = None  # (peak cached = reserved, peak allocated) bytes
     alloc_lines: int = 0
     windows: Dict[int, Window] = dataclasses.field(default_factory=dict)  # offset -> window
     layouts: Counter = dataclasses.field(default_factory=Counter)  # formats of the candidate lines
@@ -344,6 +345,7 @@ class _Scanner:
         self.replay_cut = False
         self.glog: Optional[tuple] = None  # the regexes of glog E/W/F/C lines, once glog-layout lines were seen
         self.alloc_seen = False
+        self.acl_seen = False  # `[ACL CALL] aclmdlRI...` lines were seen
         self.first_severe = False  # the block's first line is a glog E/W/F/C line (no newline before it)
         self.line_no = 1  # number of the line at the cursor of the piece being read
         self.size = 0  # bytes of the current block that are scanned
@@ -362,8 +364,10 @@ class _Scanner:
             self._fill_pending(block)
         if self.lines_before == 0:
             self._census(block)
-        # What the block holds is decided on its first SAMPLE_BYTES; a kind once seen stays on for the task.
-        sample = block[:SAMPLE_BYTES]
+        # What the block holds is decided on its first FEATURE_BYTES; a kind once seen stays on for the task.
+        sample = block[:FEATURE_BYTES]
+        if not self.acl_seen and b"aclmdlRI" in sample:
+            self.acl_seen = True
         if not self.seen_npugraph and b"NPUGRAPH" in sample:
             self.seen_npugraph = True  # the acl artifact's lines are then not needed for the lifecycle
         if self.glog is None and _GLOG_LEVEL_SAMPLE.search(sample):
@@ -427,7 +431,7 @@ class _Scanner:
                 if bfind(b"rror", start, end) >= 0 or bfind(b"RROR", start, end) >= 0:
                     error_spans.append(end)
             found = search(folded, end + 1 - lo)
-        if not self.seen_npugraph:
+        if self.acl_seen and not self.seen_npugraph:
             self._acl_lines(block, folded, lo, hi, spans)
         if error_spans:
             self._error_blocks(block, error_spans, spans)
@@ -443,7 +447,7 @@ class _Scanner:
                         end = bfind(b"\n", start, hi)
                         spans[start] = hi if end < 0 else end
         if alloc:
-            self._allocator_stats(block, offset, lo, hi)
+            self._allocator_stats(block, lo, hi)
         if inits:
             self._comm_init(block, lo, hi)
         count = block.count
@@ -508,7 +512,7 @@ class _Scanner:
         year_seen = False
         shapes: Dict[tuple, str] = {}
         lines = self.census_lines
-        for raw in block[:SAMPLE_BYTES].split(b"\n", lines)[:lines]:
+        for raw in block[:_lines_forward(block, 0, lines, SAMPLE_BYTES)].split(b"\n")[:lines]:
             if not raw.strip():
                 continue
             marker = _CENSUS_RANK.search(raw, 0, 160)
@@ -541,7 +545,7 @@ class _Scanner:
             end = find(b"\n", hit, hi)
             if end < 0:
                 end = hi
-            found = _COMM_INIT.search(block, start, end)
+            found = _COMM_INIT.search(block, start, min(end, start + 1024))  # the record's fields come first
             if found is not None:
                 parsed = parse_line(decode_line(block[start:end]).rstrip("\r"), self.year)
                 ts = parsed.timestamp
@@ -555,7 +559,7 @@ class _Scanner:
                         hints[rank] = ts
             hit = find(b"[status:init]", end, hi)
 
-    def _allocator_stats(self, block: bytes, offset: int, lo: int, hi: int) -> None:
+    def _allocator_stats(self, block: bytes, lo: int, hi: int) -> None:
         """Peak reserved (cached) and allocated bytes from `PTA CachingAllocator malloc/free` lines (§1.5 memory).
         `findall` + `map(int, ...)` keep the per-line work in C: these lines can be a third of a +memory log."""
         found = _ALLOC_STATS.findall(block, lo, hi)
@@ -566,12 +570,8 @@ class _Scanner:
         peak_a = max(map(int, allocated))
         result = self.result
         result.alloc_lines += len(found)
-        current = result.alloc_peak or (-1, 0, -1, 0)
-        if peak_c > current[0]:
-            current = (peak_c, offset + max(0, block.find(b"cached = %d," % peak_c, lo, hi)), current[2], current[3])
-        if peak_a > current[2]:
-            current = (current[0], current[1], peak_a, offset + max(0, block.find(b"allocated = %d" % peak_a, lo, hi)))
-        result.alloc_peak = current
+        current = result.alloc_peak
+        result.alloc_peak = (peak_c, peak_a) if current is None else (max(current[0], peak_c), max(current[1], peak_a))
 
     # -- per candidate line ------------------------------------------------------------------
     def _line(self, block: bytes, start: int, end: int, offset: int, line_no: int) -> None:
@@ -904,12 +904,17 @@ class _Scanner:
     # -- context windows ---------------------------------------------------------------------
     def _window(self, event: Event, block: bytes, start: int, end: int) -> None:
         context = self.task.context
-        head = block[max(0, start - TAIL_BYTES):start]
-        if start < TAIL_BYTES and head.count(b"\n") < context + 1:
-            head = self.prev_tail + head
-        before = [_text(raw) for raw in head.split(b"\n")[:-1][-context:]] if context else []
+        before: List[str] = []
+        after: List[str] = []
         stop = end + 1 + TAIL_BYTES
-        after = [_text(raw) for raw in block[end + 1:stop].split(b"\n")[:-1][:context]] if context else []
+        if context:
+            floor = max(0, start - TAIL_BYTES)
+            first = _lines_back(block, start, context, floor)
+            head = block[first:start]
+            if start < TAIL_BYTES and head.count(b"\n") < context + 1:
+                head = self.prev_tail + block[:start]  # the window starts in the previous block
+            before = [_text(raw) for raw in head.split(b"\n")[:-1][-context:]]
+            after = [_text(raw) for raw in block[end + 1:_lines_forward(block, end + 1, context, stop)].split(b"\n")[:-1]]
         window = Window(offset=event.offset, line=event.line, before=before, text=event.text, after=after)
         self.result.windows[event.offset] = window
         if len(after) < context and stop >= self.size:
@@ -917,7 +922,8 @@ class _Scanner:
 
     def _fill_pending(self, block: bytes) -> None:
         """Give the windows opened near the end of the previous block their `after` lines."""
-        lines = block[:TAIL_BYTES].split(b"\n")[:-1]
+        need = max(n for _, n in self.pending)
+        lines = block[:_lines_forward(block, 0, need, TAIL_BYTES)].split(b"\n")[:-1]
         still = []
         for window, need in self.pending:
             got = lines[:need]
@@ -925,6 +931,28 @@ class _Scanner:
             if len(got) < need and len(block) <= TAIL_BYTES:
                 still.append((window, need - len(got)))
         self.pending = still
+
+
+def _lines_back(data: bytes, start: int, count: int, floor: int) -> int:
+    """Where the `count` lines before the line at `start` begin (not before `floor`; the one at `floor` may be cut)."""
+    pos = start - 1  # the newline that ends the line before
+    for _ in range(count):
+        found = data.rfind(b"\n", floor, pos)
+        if found < 0:
+            return floor
+        pos = found
+    return pos + 1
+
+
+def _lines_forward(data: bytes, start: int, count: int, limit: int) -> int:
+    """The end (after its newline) of the `count`-th whole line from `start`, or of the last whole one before `limit`."""
+    pos = start
+    for _ in range(count):
+        found = data.find(b"\n", pos, limit)
+        if found < 0:
+            break
+        pos = found + 1
+    return pos
 
 
 def _text(raw: bytes) -> str:
