@@ -2,8 +2,9 @@
 anomalies, first failure across ranks); `reduce_for_diagnosis`: a big log → the few lines the
 diagnosis should read.
 
-Files, and byte ranges of big files, are scanned in parallel processes (`scan.py`); their results are
-merged here, in time order across ranks.
+Files, and byte ranges of big files, are scanned in parallel processes (`scan.py`); `collect.py` turns their results
+into one machine's part; `finish` builds the report from the parts of one machine or, for `logs merge`, of many
+(merge.py), in time order across ranks on one clock.
 """
 from __future__ import annotations
 
@@ -68,6 +69,8 @@ def analyze_logs(paths: Sequence[str], since: Optional[str] = None, until: Optio
     for key, value in (thresholds or {}).items():
         if key not in limits:
             raise UserError(f"unknown threshold {key!r}; known: {', '.join(sorted(limits))}")
+        if not math.isfinite(float(value)):
+            raise UserError(f"threshold {key}={value}: not a finite number")
         limits[key] = float(value)
     if summary_out is not None:
         node = node or default_node()

@@ -133,7 +133,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _written(report: Any, path: str) -> str:
     t = report.totals
-    return (f"npu-graph logs: wrote the summary {'to stdout' if path == '-' else path}: {t['files']} files, {t['lines']:,} lines, "
+    where = "to stdout" if path == "-" else path
+    return (f"npu-graph logs: wrote the summary {where}: {t['files']} files, {t['lines']:,} lines, "
             f"{t['bytes'] / 1e6:,.1f} MB in {t.get('seconds', 0)} s")
 
 

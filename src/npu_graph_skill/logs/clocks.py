@@ -107,8 +107,8 @@ def estimate(parts: List[Collected], given: Optional[Dict[str, float]] = None) -
             placed[node] = (value, spread)
             result[node] = ClockOffset(node=node, offset_s=round(value, 6), uncertainty_s=round(spread, 6),
                                        method="estimated", estimate_s=round(value, 6), events=events,
-                                       note=f"clock {abs(value):.3f} s {'ahead' if value > 0 else 'behind'}, ± {spread:.3f} s, "
-                                            f"from {events} shared event{'s' if events != 1 else ''}")
+                                       note=f"clock {abs(value):.3f} s {'ahead' if value > 0 else 'behind'}, "
+                                            f"± {spread:.3f} s, from {events} shared event{'s' if events != 1 else ''}")
     for node in nodes:
         if node not in result:
             result[node] = ClockOffset(node=node, offset_s=0.0, uncertainty_s=None, method="unknown",

@@ -52,8 +52,9 @@ def merge_summaries(paths: List[str], clock_offsets: Optional[Dict[str, float]] 
                             f"name with `--node NAME` when writing the summaries")
         where[part.node] = path
         if docs and doc["options"] != docs[0]["options"]:
-            raise UserError(f"{path} was written with other options than {files[0]} ({_differences(docs[0]['options'], doc['options'])}); "
-                            f"write every node's summary with the same --since/--until/--rank/--threshold/--context")
+            differ = _differences(docs[0]["options"], doc["options"])
+            raise UserError(f"{path} was written with other options than {files[0]} ({differ}); write every node's "
+                            f"summary with the same --since/--until/--rank/--threshold/--context")
         parts.append(part)
         docs.append(doc)
     clocks = estimate(parts, clock_offsets)

@@ -1,16 +1,17 @@
 """Streaming scan of one log (or one byte range of a large one) into compact, mergeable results.
 
-Why it is fast: a log of hundreds of MB is almost all DEBUG/INFO noise. The scanner reads blocks of a
-few MB, finds the few lines that can matter with one `bytes.find` pass on a folded copy of the block
-(where "error", "warn" and "graph" all read "erro"), counts the rest without looking at them, and only
-then decodes and parses the candidates with `formats.parse_line`. Line types that are frequent when
-present at all (glog-level lines, allocator statistics, `NPUGRAPH Replay`) are read with one regex per
-block or by position, and only in blocks whose first 256 KB show them; a line repeated up to its
-numbers (an error flood) is counted without a parse after FULL_PARSES occurrences. Memory stays
-bounded by the block size: nothing keeps a whole file, every accumulator is capped.
+Why it is fast: a log of hundreds of MB is almost all DEBUG/INFO noise. The scanner reads blocks of 4 MB and runs its
+passes piece by piece (256 KB, so that a piece and its folded copy stay in the CPU cache): one regex over a folded copy
+(where "error", "warn" and "graph" all read "erro") tells which lines can matter and counts the `NPUGRAPH Replay` lines
+in the same pass; the newlines are counted once; glog E/W lines, allocator statistics and HCCL init records get a pass
+only in blocks whose first FEATURE_BYTES show such lines. Only the candidate lines are decoded and parsed with
+`formats.parse_line`; a line repeated up to its numbers (an error flood) is counted without a parse after FULL_PARSES
+occurrences. The census, the replay timing and the other per-file work cost in proportion to the bytes, so a thousand
+small rank files read as fast per byte as one big file. Memory stays bounded by the block size: nothing keeps a whole
+file, every accumulator is capped.
 
 A scan task is picklable so that files and byte ranges of one big file run in parallel processes
-(`analyze.py` merges them in time order).
+(`analyze.py` merges them, `collect.py` makes them mergeable across machines).
 """
 from __future__ import annotations
 
