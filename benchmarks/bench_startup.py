@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
-"""Start-up cost of a diagnosis, as a ratio to `python -c "import yaml"` measured in the same run.
+"""Start-up cost of a diagnosis and of Gate 0 (`route`), as a ratio to `python -c "import yaml"`
+measured in the same run.
 
     python benchmarks/bench_startup.py [--runs 15]
 
 Each command runs as a fresh process (a cold interpreter) several times; medians are reported.
 "warm cache" is the normal case (the parsed knowledge is cached in ~/.cache/npu-graph-skill);
 "cold cache" gives every run an empty cache folder (the first run after an install or an edit of
-the knowledge files); "no cache" forbids writing one (a read-only home). Goal: ≤ 8× the baseline.
+the knowledge files); "no cache" forbids writing one (a read-only home). Goal: ≤ 8× the baseline
+(warm cache). `route` reads the routing table and scores the request against the sub-skills'
+knowledge, whose index is cached the same way.
 """
 from __future__ import annotations
 
@@ -49,7 +52,9 @@ def main(argv=None) -> int:
     env["PYTHONPATH"] = str(REPO / "src") + os.pathsep + env.get("PYTHONPATH", "")
     py = sys.executable
     diagnose = [py, "-m", "npu_graph_skill", "diagnose", str(EXAMPLE), "--json"]
+    route = [py, "-m", "npu_graph_skill", "route", "--json", "开启aclgraph后算子间空泡大，而且偶尔报 507011"]
     timed(diagnose, env, 1)  # fill the cache once
+    timed(route, env, 1)
     base = timed([py, "-c", "import yaml"], env, args.runs)
     rows = [
         ("python -c 'import yaml' (baseline)", base),
@@ -57,6 +62,8 @@ def main(argv=None) -> int:
         ("npu-graph diagnose (warm cache)", timed(diagnose, env, args.runs)),
         ("npu-graph diagnose (cold cache)", timed(diagnose, env, args.runs, fresh_cache=True)),
         ("npu-graph diagnose (no cache)", timed(diagnose, {**env, "NPU_GRAPH_CACHE_DIR": ""}, args.runs)),
+        ("npu-graph route (warm cache)", timed(route, env, args.runs)),
+        ("npu-graph route (cold cache)", timed(route, env, args.runs, fresh_cache=True)),
     ]
     print(f"median of {args.runs} fresh processes, {py}")
     for name, seconds in rows:

@@ -7,6 +7,9 @@ to dev by listing it, with the reason, in a `moved_to_dev.yaml` beside the corpu
 the test figure with and without the moved cases.
 
     python benchmarks/corpus_split.py [CORPUS_DIR]     # counts per split, and the moved cases
+
+A corpus folder holds one case per YAML file (the diagnosis corpus) or YAML files that each list
+cases (the routing corpus, `route_corpus/questions.yaml`).
 """
 from __future__ import annotations
 
@@ -51,8 +54,9 @@ def main(argv=None) -> int:
     for path in sorted(corpus.glob("*.yaml")):
         if path.name == MOVED_FILE:
             continue
-        case = yaml.safe_load(path.read_text(encoding="utf-8"))
-        counts[split_of(str(case["id"]), moved)] += 1
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        for case in data if isinstance(data, list) else [data]:  # one case a file, or a list of them
+            counts[split_of(str(case["id"]), moved)] += 1
     print(f"{corpus}: dev {counts['dev']}, test {counts['test']}, moved to dev {len(moved)}")
     for case_id, reason in moved.items():
         print(f"  moved {case_id}: {reason}")

@@ -16,7 +16,7 @@ def _eval_module():
 
 
 def test_development_cases_meet_the_bar(shared_data):
-    result = _eval_module().evaluate(shared_data / "cases")
+    result = _eval_module().evaluate(shared_data / "cases", corpus_dir=None)
     assert result["cases"] >= 25
     assert result["phase_accuracy"] >= 0.9, result
     assert result["top3"] >= 0.85, result

@@ -2,7 +2,9 @@
 the top match — while no other pattern's example does."""
 from __future__ import annotations
 
+import pathlib
 import re
+import sys
 
 import pytest
 
@@ -13,6 +15,7 @@ from npu_graph_skill.knowledge.prefilter import may_match, required_literals
 from npu_graph_skill.knowledge.schema import KnowledgeError, parse_pattern
 
 KNOWLEDGE = load_knowledge()
+CORPUS = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "corpus"
 PATTERNS = KNOWLEDGE.patterns
 MESSAGES = {m.id: m for m in KNOWLEDGE.messages}
 
@@ -38,10 +41,9 @@ def cases_by_id(request):
         import yaml
 
         root = find_shared_data()
-        if root is None:
-            return {}
-        return {c["id"]: c for c in (yaml.safe_load(p.read_text(encoding="utf-8"))
-                                     for p in sorted((root / "cases").glob("*.yaml")))}
+        paths = sorted((root / "cases").glob("*.yaml")) if root is not None else []
+        paths += sorted(CORPUS.glob("*.yaml"))  # the dev split of the corpus (see the test below)
+        return {c["id"]: c for c in (yaml.safe_load(p.read_text(encoding="utf-8")) for p in paths) if isinstance(c, dict) and "id" in c}
     cache = {}
 
     def cached():
@@ -87,6 +89,29 @@ def test_each_example_makes_its_pattern_the_top_match(pattern, cases_by_id):
         assert not report.novel
 
 
+@pytest.mark.parametrize("pattern", [p for p in PATTERNS if p.negatives], ids=[p.id for p in PATTERNS if p.negatives])
+def test_near_miss_negatives_stay_below_the_known_threshold(pattern):
+    from npu_graph_skill.diagnose.match import KNOWN
+
+    for negative in pattern.negatives:
+        report = diagnose(text=negative["text"], lang="en")
+        score = next((c.score for c in report.candidates if c.id == pattern.id), 0.0)
+        assert score < KNOWN, f"{pattern.id} scores {score} on its near miss ({negative['why']})"
+
+
+def test_examples_from_the_corpus_are_dev_cases_only():
+    """Knowledge is written from the dev split; a test case may serve only once moved to dev."""
+    sys.path.insert(0, str(CORPUS.parent))
+    from corpus_split import moved_to_dev, split_of
+
+    moved = moved_to_dev(CORPUS)
+    corpus_ids = {p.stem for p in CORPUS.glob("*.yaml")}
+    for pattern in PATTERNS:
+        for example in pattern.examples:
+            if example.get("case") in corpus_ids:
+                assert split_of(example["case"], moved) == "dev", (pattern.id, example["case"])
+
+
 def test_a_broken_pattern_is_a_clear_error():
     good = {"id": "P-CAP-999", "phase": "capture", "layer": "L2", "root_layer": "L1", "fix_in": "user_code",
             "title": {"en": "t", "zh": "t"}, "root_cause": {"en": "r", "zh": "r"}, "trigger": {"en": "t", "zh": "t"},
@@ -103,6 +128,7 @@ def test_a_broken_pattern_is_a_clear_error():
         ({**good, "anchors": [{"repo": "r", "path": "p", "line": "around 270", "version": "v"}]}, "N or N-M"),
         ({**good, "examples": []}, "real example"),
         ({**good, "fix_in": "somewhere"}, "fix_in"),
+        ({**good, "negatives": [{"text": "a near miss"}]}, "near miss"),
     ]:
         with pytest.raises(KnowledgeError, match=message):
             parse_pattern(broken, "t.yaml")

@@ -6,11 +6,13 @@ routing table's keyword list.
 """
 from __future__ import annotations
 
+import copy
 import json
 
 import pytest
 
-from npu_graph_skill.skill.routing import SUB_SKILLS, compile_term, load_table, route
+from npu_graph_skill.skill import route_knowledge
+from npu_graph_skill.skill.routing import SUB_SKILLS, compile_term, load_table, parse_table, route
 
 DIAG = "graph-mode-diagnostics"
 EXPERT = "graph-mode-expert"
@@ -182,3 +184,133 @@ def test_route_reads_a_huge_single_line_paste_within_bounds(run_cli, monkeypatch
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(paste)))
     code, out, _ = run_cli("route", "--json", "-")
     assert code == 0 and json.loads(out)["skill"] == DIAG
+
+
+# --- intent first, topic second; two concerns; asking back ---------------------------------------
+# Written the way users ask, not taken from the routing corpus (benchmarks/route_corpus), which
+# measures the router on requests it was not written from.
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path_factory, monkeypatch):
+    """The routing index is kept on disk; keep the tests' copy out of the home folder."""
+    monkeypatch.setenv("NPU_GRAPH_CACHE_DIR", str(tmp_path_factory.mktemp("route-cache")))
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("有没有计划支持 aclgraph 下的多流捕获？", EXPERT),
+    ("does npugraph_ex support dynamic shapes yet?", EXPERT),
+    ("为什么 capture size 要向上取整？", EXPERT),
+    ("replay 之前要不要先 copy_ 静态输入？", EXPERT),
+    ("is it safe to share one graph pool across graphs replayed in any order?", EXPERT),
+    ("图模式能跑 MoE 模型不", EXPERT),
+    ("开了图模式之后算子之间空泡很多", PERF),
+    ("the server takes twenty minutes to start with graph mode on", PERF),
+    ("decode 的 TPOT 比 eager 还高", PERF),
+    ("NPU utilization stays at 30% during decode with aclgraph", PERF),
+    ("where does torch_npu write its logs?", LOGS),
+    ("Cursor 里的 MCP 服务一直显示连接失败", MCP),
+])
+def test_what_the_user_wants_decides_the_sub_skill(text, expected):
+    result = route(text)
+    assert (result.skill, result.reason) == (expected, "matched"), result.scores
+    assert result.ask_back is None
+
+
+@pytest.mark.parametrize("text, first, second", [
+    ("开启aclgraph后算子间空泡大，而且偶尔报 507011", DIAG, PERF),
+    ("310P 什么时候支持图模式？现在 eager 太慢了", EXPERT, PERF),
+    ("RuntimeError: NPU function error: aclmdlRICaptureEnd, error code is 107025 — and where are the plog files?", DIAG, LOGS),
+])
+def test_a_request_with_two_concerns_names_both_in_order(text, first, second):
+    result = route(text)
+    assert (result.skill, result.reason, result.secondary, result.runner_up) == (first, "mixed", second, second)
+
+
+@pytest.mark.parametrize("text, lang", [
+    ("Same problem here!", "en"),
+    ("我也遇到了这个错", "zh"),
+    ("[Usage]: usage on graph mode", "en"),
+    ("有后续吗", "zh"),
+    ("hello", "en"),
+    ("what is this?", "en"),
+])
+def test_a_thin_request_gets_one_question_back_in_its_language(text, lang):
+    result = route(text)
+    assert (result.skill, result.reason, result.secondary) == (DIAG, "vague", None)
+    questions = load_table().ask_back
+    known = {q[lang] for q in questions.values()} | {s.ask_back[lang] for s in load_table().skills.values()}
+    assert result.ask_back in known
+
+
+def test_a_reference_back_asks_for_what_is_missing_unless_it_was_pasted():
+    missing = route("same error here, any fix?")
+    assert missing.reason == "vague" and missing.ask_back == load_table().ask_back["refers_back"]["en"]
+    pasted = route("same error here: RuntimeError: NPU function error: AclmdlRICaptureEnd, error code is 107025")
+    assert (pasted.skill, pasted.ask_back) == (DIAG, None)
+
+
+@pytest.mark.parametrize("text", [
+    "why does the generator need to be registered before warmup?",
+    "what does the super kernel scope do?",
+])
+def test_the_knowledge_of_a_sub_skill_counts_subject_words_no_cue_lists(text):
+    with_knowledge, cues_only = route(text), route(text, knowledge=False)
+    assert (with_knowledge.skill, with_knowledge.reason) == (EXPERT, "matched")
+    assert any(hit.startswith("knowledge:") for hit in with_knowledge.matched[EXPERT])
+    assert cues_only.reason == "vague"  # a bare question form, nothing the cues tie to graph mode
+
+
+def test_the_routing_index_is_kept_on_disk_and_reused(tmp_path, monkeypatch):
+    monkeypatch.setenv("NPU_GRAPH_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(route_knowledge, "_INDEX", None)
+    first = route("what does the super kernel scope do?")
+    assert len(list(tmp_path.glob("route-index-*.json"))) == 1
+    assert not list(tmp_path.glob("ask-index-*.json"))  # its own file, beside ask's
+
+    def must_not_build():
+        raise AssertionError("the knowledge was read again although the disk index is current")
+
+    monkeypatch.setattr(route_knowledge, "_INDEX", None)  # as in a new process
+    monkeypatch.setattr(route_knowledge, "documents", must_not_build)
+    assert route("what does the super kernel scope do?").to_dict() == first.to_dict()
+
+
+def _table_data():
+    import yaml
+
+    from npu_graph_skill.skill.resources import read_resource
+
+    return yaml.safe_load(read_resource("routing.yaml"))
+
+
+@pytest.mark.parametrize("breakage, message", [
+    (lambda d: d["skills"][LOGS]["signals"][0].update(kind="wish"), "kind must be one of"),
+    (lambda d: d["skills"][EXPERT]["signals"][0].update(regex=["(unclosed"]), "bad regex"),
+    (lambda d: d["skills"][PERF].pop("ask_back"), "ask_back needs both en and zh"),
+    (lambda d: d["ask_back"].pop("refers_back"), "ask_back.refers_back needs both en and zh"),
+    (lambda d: d.update(secondary_ratio=2), "outside"),
+    (lambda d: d["skills"][MCP].update(signals=[g for g in d["skills"][MCP]["signals"] if g["kind"] == "topic"]),
+     "no intent cue"),
+])
+def test_a_broken_routing_table_is_refused_with_the_reason(breakage, message):
+    data = copy.deepcopy(_table_data())
+    breakage(data)
+    with pytest.raises(ValueError, match=message):
+        parse_table(data)
+
+
+def test_route_json_adds_the_secondary_route_and_the_question_to_ask(run_cli):
+    code, out, _ = run_cli("route", "--json", "开启aclgraph后算子间空泡大，而且偶尔报 507011")
+    data = json.loads(out)
+    assert code == 0 and (data["skill"], data["secondary"], data["ask_back"]) == (DIAG, PERF, None)
+    code, out, _ = run_cli("route", "--json", "我也是一样的报错，咋整")
+    data = json.loads(out)
+    assert code == 0 and data["skill"] in SUB_SKILLS and data["reason"] == "vague"
+    assert data["ask_back"] == load_table().ask_back["refers_back"]["zh"]
+
+
+def test_route_text_output_asks_back_instead_of_naming_a_sub_skill(run_cli):
+    code, out, _ = run_cli("route", "--lang", "en", "same", "problem", "here")
+    assert code == 0 and "ask back" in out and load_table().ask_back["refers_back"]["en"] in out
+    code, out, _ = run_cli("route", "--lang", "zh", "开启aclgraph后算子间空泡大，而且偶尔报 507011")
+    assert code == 0 and "两个诉求" in out and PERF in out

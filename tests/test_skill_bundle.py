@@ -84,6 +84,16 @@ def test_the_routing_section_is_rendered_from_the_routing_table(bundle, monkeypa
     assert "日志示例X" in render_bundle(fake_sources()).text("SKILL.md")
 
 
+def test_the_routing_section_tells_the_agent_what_to_ask_when_a_request_is_too_thin(bundle):
+    gate = bundle.text("SKILL.md").split("## Gate 0", 1)[1].split("\n## ", 1)[0]
+    for question in load_table().ask_back.values():
+        assert question["zh"] in gate and question["en"] in gate
+    for name, skill in load_table().skills.items():  # each row shows the sub-skill's main intent cues
+        row = next(line for line in gate.splitlines() if line.startswith(f"| [{name}]"))
+        first_intent = next(g for g in skill.groups if g.kind == "intent" and g.weight > 0)
+        assert first_intent.signals[0].text in row
+
+
 def test_the_phase_table_counts_the_known_patterns_of_each_phase(bundle):
     row = next(line for line in bundle.text("SKILL.md").splitlines() if line.startswith("| 捕获阶段 · Capture"))
     assert "| 1 ([known-patterns]" in row

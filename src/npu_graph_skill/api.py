@@ -209,7 +209,8 @@ def init_case_kb(kb_dir: Optional[str] = None):
 
 
 def route_request(text: str):
-    """Gate 0: which sub-skill handles this request, with the scores behind the choice."""
+    """Gate 0: which sub-skill handles this request (and a second one when it has two concerns),
+    with the scores behind the choice — or, when it is too thin, the one question to ask back."""
     from npu_graph_skill.skill.routing import route
 
     return route(text)

@@ -149,7 +149,8 @@ class Evidence(Record):
     apis: Dict[str, int] = dataclasses.field(default_factory=dict)  # ACL API name → first input line
     versions: Dict[str, str] = dataclasses.field(default_factory=dict)
     hardware: List[str] = dataclasses.field(default_factory=list)
-    env: Dict[str, str] = dataclasses.field(default_factory=dict)  # settings mentioned: ASCEND_LAUNCH_BLOCKING=1
+    env: Dict[str, str] = dataclasses.field(default_factory=dict)  # variables set: ASCEND_LAUNCH_BLOCKING=1
+    settings: Dict[str, str] = dataclasses.field(default_factory=dict)  # options and config keys: cudagraph_mode=FULL
     log_events: List[LogEvent] = dataclasses.field(default_factory=list)
     ranks: List[int] = dataclasses.field(default_factory=list)
     notes: List[str] = dataclasses.field(default_factory=list)  # what was skipped or truncated

@@ -1,29 +1,17 @@
 """Which lifecycle phase the evidence talks about, and on which layer the error surfaced.
 
-Phase contexts are signs in the text (a capture_begin frame, "Capturing ACL graphs", an
-aclmdlRIExecuteAsync call ...). Patterns use them as weak matchers; when no pattern fits they
-decide the phase on their own.
+Phase contexts are the plain words of each phase in the text (the generic signs of
+knowledge/context_signs.yaml: capture, replay, 编译 ...) and the graph API's own frames. Patterns
+use them as weak `context` matchers; `diagnose.phase` weighs them with the other signs.
 """
 from __future__ import annotations
 
-import re
-from typing import Dict, List
+from typing import Dict, List, Optional, Sequence
 
 from npu_graph_skill.core.model import Evidence
+from npu_graph_skill.knowledge.prefilter import may_match, required_literals
 
-CONTEXT_SIGNS: Dict[str, "re.Pattern[str]"] = {
-    "capture": re.compile(
-        r"capture_begin|capture_end|CaptureBegin|CaptureEnd|\bcapture_model\b|_capture_\w+|Capturing (?:ACL|CUDA|NPU) graphs"
-        r"|graph[s]? captur|captur\w* (?:the |an? )?(?:ACL|NPU|CUDA)? ?graph|during NPU graph capture|stream is captur|capture mode"
-        r"|torch\.(?:npu|cuda)\.graph\(|graphs\.py\", line \d+, in __enter__|aclmdlRICapture|捕获|入图", re.IGNORECASE),
-    "replay": re.compile(r"\breplay|ExecuteAsync|NPUGraph::replay|重放", re.IGNORECASE),
-    "update": re.compile(r"\.update\(|update_capture_record|graph_task_update|TaskUpdate|update_\w*params|task_group|参数更新", re.IGNORECASE),
-    "compile": re.compile(r"torch\._dynamo|torch\._inductor|compile_fx|torch\.compile|FakeTensor|\bnpugraphs\b|npugraph_ex"
-                          r"|torchair|cudagraph_mode|CompilationMode|编译", re.IGNORECASE),
-    "memory": re.compile(r"out of memory|OutOfMemory|\bOOM\b|memory pool|mempool|graph_pool_handle|显存|内存", re.IGNORECASE),
-    "environment": re.compile(r"ImportError|cannot open shared object|set_env\.sh|Failed to find function|undefined symbol"
-                              r"|ModuleNotFoundError|version mismatch|npu-smi", re.IGNORECASE),
-}
+MAX_CUE_LINES = 50
 
 # Codes whose family tells the phase when nothing else does (shared/reference/error_codes.md §4).
 PHASE_OF_CODE = {
@@ -36,13 +24,26 @@ PHASE_OF_CODE = {
 }
 
 
-def phase_contexts(evidence: Evidence) -> Dict[str, List[int]]:
-    """phase → input lines that show signs of it."""
+def cue_lines(lines: Sequence[str], signs: Sequence) -> Dict[str, List[int]]:
+    """sign id → the input lines where a generic sign (the plain words of a phase) occurs."""
     found: Dict[str, List[int]] = {}
-    for number, line in enumerate(evidence.lines, start=1):
-        for phase, regex in CONTEXT_SIGNS.items():
-            if regex.search(line):
-                found.setdefault(phase, []).append(number)
+    lower = "\n".join(lines).lower()
+    for sign in signs:
+        if sign.framework != "generic" or not may_match(_literals(sign.regex), lower):
+            continue
+        regex = sign.compiled()["regex"]
+        hits = [number for number, line in enumerate(lines, start=1) if regex.search(line)]
+        if hits:
+            found[sign.id] = hits[:MAX_CUE_LINES]
+    return found
+
+
+def phase_contexts(evidence: Evidence, cues: Dict[str, List[int]], signs: Sequence) -> Dict[str, List[int]]:
+    """phase → input lines that show signs of it (the context a pattern's `context` matcher asks for)."""
+    phase_of = {sign.id: sign.phase for sign in signs}
+    found: Dict[str, List[int]] = {}
+    for sign_id, lines in cues.items():
+        found.setdefault(phase_of[sign_id], []).extend(lines)
     for frame in evidence.frames:
         name = frame.function
         if name in ("capture_begin", "capture_end", "__enter__", "__exit__") and "graph" in frame.file:
@@ -51,21 +52,16 @@ def phase_contexts(evidence: Evidence) -> Dict[str, List[int]]:
             found.setdefault("replay", []).append(frame.input_line)
         elif name in ("update", "update_capture_record"):
             found.setdefault("update", []).append(frame.input_line)
-    return found
+    return {phase: sorted(set(lines)) for phase, lines in found.items()}
 
 
-def phase_from_signs(evidence: Evidence, contexts: Dict[str, List[int]]) -> str:
-    """The phase the evidence points to when no known pattern fits: codes first, then the signs."""
-    for mention in evidence.codes:
-        phase = PHASE_OF_CODE.get(mention.code)
-        if phase:
-            return phase
-    if not contexts:
-        return "unknown"
-    # the phase whose signs are nearest the first exception (or the end of the text) wins ties
-    anchor = evidence.exceptions[0].input_line if evidence.exceptions else len(evidence.lines)
-    ranked = sorted(contexts.items(), key=lambda kv: (-len(kv[1]), min(abs(n - anchor) for n in kv[1])))
-    return ranked[0][0]
+_LITERALS: Dict[str, Optional[List[str]]] = {}
+
+
+def _literals(regex: str) -> Optional[List[str]]:
+    if regex not in _LITERALS:
+        _LITERALS[regex] = required_literals(regex)
+    return _LITERALS[regex]
 
 
 def detected_layer(evidence: Evidence, message_layer: str = "") -> str:

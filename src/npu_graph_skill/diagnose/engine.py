@@ -3,6 +3,7 @@ drill-down → the four-section report (`core.model.Diagnosis`).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from typing import Any, Dict, List, Optional, Tuple
@@ -12,12 +13,16 @@ from npu_graph_skill.core.ingest import TextSource, read_text, resolve_sources
 from npu_graph_skill.core.model import Candidate, Diagnosis, Evidence
 from npu_graph_skill.core.render import default_lang, pick
 from npu_graph_skill.diagnose import classify, locate
-from npu_graph_skill.diagnose.evidence import extract_evidence
+from npu_graph_skill.diagnose.evidence import FRAME_RE, extract_evidence
+from npu_graph_skill.diagnose.phase import Vote, decide, phase_votes
+from npu_graph_skill.diagnose.wording import SignatureIndex
 from npu_graph_skill.diagnose.match import (
     KNOWN, EvidenceIndex, MessageHit, PatternScore, match_messages, quoted_lines, rank_patterns,
 )
 from npu_graph_skill.knowledge.loader import Knowledge, load_knowledge
 from npu_graph_skill.knowledge.schema import FAMILY_OF_PHASE
+
+PHASE_OF_FAMILY = {family: phase for phase, family in FAMILY_OF_PHASE.items()}
 
 LARGE_INPUT = 1024 * 1024  # above this a log is first reduced to its decisive events
 MAX_CANDIDATES = 5
@@ -62,26 +67,35 @@ def _reduce_logs(sources: List[TextSource]):
 
 def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowledge,
                       source_dir: Optional[str] = None, kb_dir: Optional[str] = None) -> Diagnosis:
-    contexts = classify.phase_contexts(evidence)
-    index = EvidenceIndex(evidence, contexts)
+    cues = classify.cue_lines(evidence.lines, knowledge.signs)
+    contexts = classify.phase_contexts(evidence, cues, knowledge.signs)
+    index = EvidenceIndex(evidence, contexts, SignatureIndex.for_knowledge(knowledge))
     chain = error_chain(evidence, knowledge)
     root_line = chain[0]["line"] if chain else 0
-    ranked = rank_patterns(knowledge, index, root_line)
-    messages = match_messages(knowledge, evidence, index.lower_text)
+    messages = match_messages(knowledge, index)
+    ranked = rank_patterns(knowledge, index, root_line, messages)
     top = ranked[0] if ranked and ranked[0].score >= KNOWN else None
 
     if top:
         pattern = top.pattern
         phase, root_layer, fix_in = pattern.phase, pattern.root_layer, pattern.fix_in
         layer = pattern.layer
-    else:
+    votes = phase_votes(evidence, knowledge.signs, cues, messages, index.flow, _error_line_number(evidence, root_line))
+    if not top:
         pattern = None
-        phase = messages[0].entry.phase if messages else classify.phase_from_signs(evidence, contexts)
+        phase, _ = decide(votes)
         layer = classify.detected_layer(evidence, messages[0].entry.layer if messages else "")
         root_layer, fix_in = layer, "user_code" if layer == "L1" else "torch_npu" if layer == "L2" else "cann_driver"
 
     shown = [s for s in ranked if s.score >= MIN_CANDIDATE_SCORE] or ranked[:1]
     candidates = [_candidate(s, evidence, lang) for s in shown[:MAX_CANDIDATES]]
+    if not top:  # say what the evidence is like, with the low scores it deserves
+        similar = _similar_patterns(evidence, phase, {c.id for c in candidates}, lang, MAX_CANDIDATES - len(candidates))
+        if phase == "unknown" and similar:  # no sign of a phase: the nearest known pattern's is the best guess
+            phase = PHASE_OF_FAMILY[similar[0].id.split("-")[1]]
+            votes.append(Vote(phase, similar[0].score, 0, f"its words resemble {similar[0].id}"))
+            similar = [dataclasses.replace(c, phase=PHASE_OF_FAMILY[c.id.split("-")[1]]) for c in similar]
+        candidates.extend(similar)
     confidence = _confidence(ranked)
     error_line = _decisive_line(evidence, chain, top)
     # Recorded cases come after the patterns: they show what fixed a similar error before.
@@ -95,7 +109,7 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
     diagnosis = Diagnosis(
         lang=lang, error=error_line, phase=phase, layer=layer, root_layer=root_layer, fix_in=fix_in,
         confidence=confidence, novel=top is None, candidates=candidates,
-        root_cause=_root_cause(pattern, lang, phase, messages),
+        root_cause=_root_cause(pattern, lang, phase, messages, votes),
         fix=_fix(pattern, lang, evidence),
         verification=list(pick(pattern.verification, lang)) if pattern else _generic_verification(lang),
         missing=locate.missing_materials(evidence, lang, text, thorough=confidence < 0.8),
@@ -103,7 +117,7 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
         drill_down=drill,
         consequences=[c for c in chain[1:] if c["role"] in ("consequence", "noisy", "later")],
         pattern_stub=None if top else pattern_stub(evidence, phase, layer, error_line),
-        evidence_summary=_summary(evidence, contexts, chain),
+        evidence_summary={**_summary(evidence, contexts, chain), "phase_votes": [v.to_dict() for v in votes[:8]]},
         notes=list(evidence.notes),
     )
     if top and top.pattern.consequence:
@@ -184,18 +198,83 @@ def _confidence(ranked: List[PatternScore]) -> float:
     return round(min(0.98, base * (0.75 + 0.25 * margin)), 2)
 
 
-def _root_cause(pattern, lang: str, phase: str, messages: List[MessageHit]) -> Dict[str, str]:
+def _root_cause(pattern, lang: str, phase: str, messages: List[MessageHit], votes: List[Vote]) -> Dict[str, str]:
     if pattern:
         return {"direct": pick(pattern.root_cause, lang), "trigger": pick(pattern.trigger, lang),
                 "scope": pick(pattern.scope, lang) if pattern.scope else _generic_scope(phase, lang)}
+    trigger = _phase_reasons(phase, votes, lang)
     if messages:
         entry = messages[0].entry
         direct = (f"torch_npu raised this at {entry.raise_site()} ({entry.function}): {entry.condition}" if lang == "en"
                   else f"torch_npu 在 {entry.raise_site()}（{entry.function}）处抛出：{entry.condition}")
-        return {"direct": direct, "trigger": "", "scope": _generic_scope(phase, lang)}
+        return {"direct": direct, "trigger": trigger, "scope": _generic_scope(phase, lang)}
     return {"direct": pick({"en": "No known pattern matches; see the candidates, the drill-down and the missing materials.",
                             "zh": "没有匹配的已知模式；请参考候选、调用链下钻与待补充材料。"}, lang),
-            "trigger": "", "scope": _generic_scope(phase, lang)}
+            "trigger": trigger, "scope": _generic_scope(phase, lang)}
+
+
+def _phase_reasons(phase: str, votes: List[Vote], lang: str) -> str:
+    """Why the report names this phase: the strongest signs that voted for it."""
+    reasons = [f"{v.why} (line {v.line})" if v.line else v.why for v in votes if v.phase == phase][:4]
+    if phase == "unknown" or not reasons:
+        return ""
+    if lang == "zh":
+        return f"阶段判断依据（{phase}）：" + "；".join(reasons)
+    return f"The phase ({phase}) rests on: " + "; ".join(reasons)
+
+
+def _error_line_number(evidence: Evidence, root_line: int) -> int:
+    """The input line of the first error: the first decisive code, else the last exception, else an ERROR line."""
+    if root_line:
+        return root_line
+    if evidence.exceptions:
+        return evidence.exceptions[-1].input_line
+    return next((e.input_line for e in evidence.log_events if e.level in ("ERROR", "CRITICAL")), 0)
+
+
+SIMILAR_SCALE = 0.4  # a pattern found by similar words only: listed, never a known match
+MIN_SIMILAR_IDF = 1.5  # words rarer than this among the patterns' texts
+MIN_SIMILAR_TERMS = 2
+SIMILAR_QUERY_CHARS = 3000
+
+
+def _similar_patterns(evidence: Evidence, phase: str, shown: set, lang: str, limit: int) -> List[Candidate]:
+    """Patterns whose texts resemble the input (the expert's BM25 index), as low-scored candidates of
+    the phase the evidence points to; nothing when the input shares no topic words with them."""
+    if limit <= 0:
+        return []
+    query = _query_text(evidence)
+    try:
+        from npu_graph_skill.expert.ask import knowledge_index
+
+        index = knowledge_index()
+        family = FAMILY_OF_PHASE.get(phase)
+        allow = [i for i, e in enumerate(index.entries)
+                 if e.kind == "pattern" and e.id not in shown and (not family or e.id.startswith(f"P-{family}-"))]
+        found = index.bm25.search(query, allow=allow, limit=limit * 3) if query and allow else []
+    except Exception:  # noqa: BLE001 - the retrieval is a help, never a reason to fail a diagnosis
+        return []
+    # Words most patterns share (graph, npu, error) do not make two texts alike.
+    found = [(key, score, [t for t in matched if index.bm25.idf(t) >= MIN_SIMILAR_IDF]) for key, score, matched in found]
+    found = [f for f in found if len(f[2]) >= MIN_SIMILAR_TERMS]
+    if not found:
+        return []
+    best = found[0][1]
+    out: List[Candidate] = []
+    for key, score, matched in found[:limit]:
+        entry = index.entries[int(key)]
+        out.append(Candidate(id=entry.id, title=pick(entry.title, lang), score=round(SIMILAR_SCALE * score / best, 3),
+                             phase=phase if phase != "unknown" else "", kind="pattern", evidence=[],
+                             matched=["similar words: " + ", ".join(matched[:8])]))
+    return out
+
+
+def _query_text(evidence: Evidence) -> str:
+    """The input's words that can name a cause: exception messages, error lines and prose, not log noise."""
+    parts = [f"{e.type} {e.message}" for e in evidence.exceptions[-3:]]
+    parts += [e.message for e in evidence.log_events if e.level in ("ERROR", "CRITICAL")][:5]
+    parts += [line for line in evidence.lines if line.strip() and not FRAME_RE.match(line)][:40]
+    return "\n".join(parts)[:SIMILAR_QUERY_CHARS]
 
 
 def _generic_scope(phase: str, lang: str) -> str:

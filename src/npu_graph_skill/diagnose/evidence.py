@@ -13,6 +13,8 @@ from typing import Dict, List, Optional
 
 from npu_graph_skill.core.ingest import strip_ansi
 from npu_graph_skill.core.model import CodeMention, Evidence, ExceptionRecord, Frame, LogEvent, RaiseSite
+from npu_graph_skill.diagnose.reflow import unwrap
+from npu_graph_skill.diagnose.settings import parse_env, parse_settings
 from npu_graph_skill.logs.formats import extract_codes, parse_line
 
 FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>[^\s(]+)')
@@ -45,11 +47,6 @@ VERSION_RES = {
     "driver": re.compile(r"\b(?:driver|npu_driver|HDK)\b[^\d\n]{0,12}?(\d+\.\d+\.(?:rc)?\d+[\w.]*)", re.IGNORECASE),
 }
 HARDWARE_RE = re.compile(r"\b(Ascend\s?(?:910|310|950)[A-Z]?\d?|910[BC]\d?|310[PB]\d?|Atlas\s?\d{3}[A-Z]?\s?(?:A[23])?|A[23](?=\s|$|,)|950(?:DT|PR))\b")
-ENV_NAMES = ("ASCEND_LAUNCH_BLOCKING", "TASK_QUEUE_ENABLE", "PYTORCH_NPU_ALLOC_CONF", "HCCL_OP_EXPANSION_MODE",
-             "TORCH_NPU_LOGS", "TORCH_NPU_LOGS_FILTER", "TORCH_LOGS", "ASCEND_GLOBAL_LOG_LEVEL", "PYTORCH_NO_NPU_MEMORY_CACHING",
-             "INDUCTOR_ASCEND_CHECK_ACCURACY", "INDUCTOR_ASCEND_DUMP_FX_GRAPH", "TORCH_NPUGRAPH_GC", "ASCEND_RT_VISIBLE_DEVICES",
-             "TORCH_NPU_GRAPHS_LOG_LEVEL", "ASCEND_PROCESS_LOG_PATH", "HCCL_EXEC_TIMEOUT", "TORCH_NPU_COMPACT_ERROR_OUTPUT")
-ENV_RE = re.compile(r"\b(" + "|".join(ENV_NAMES) + r")\s*=\s*([^\s;,'\"`]+)")
 EVENT_FORMATS = ("plog", "pta_error", "cann_ecode", "exception", "npu_g1", "npu_g2", "npu_g3", "torch_py", "c10_warn", "vllm")
 MARKERS = ("NPUGRAPH", "Capturing ACL graphs", "capture_begin", "capture_end", "aclmdlRI", "Graph capturing finished")
 
@@ -58,7 +55,7 @@ def split_lines(text: str) -> List[str]:
     """Physical lines; `\\n` written literally inside a Python tuple repr (`str()` of a two-argument
     RuntimeError) is a real line break of the message."""
     lines: List[str] = []
-    for line in strip_ansi(text).splitlines():
+    for line in unwrap(strip_ansi(text).splitlines()):
         if "\\n" in line and ("[ERROR]" in line or "ERR0" in line or "Traceback" in line):
             lines.extend(line.split("\\n"))
         else:
@@ -78,8 +75,9 @@ def extract_evidence(text: str, notes: Optional[List[str]] = None) -> Evidence:
         _raise_sites(evidence, body, number)
         _codes(evidence, body, number, seen_codes)
         _apis(evidence, body, number)
-        _env(evidence, body)
         _log_event(evidence, parsed, number)
+    parse_env(evidence.lines, evidence.env)
+    parse_settings(evidence.lines, evidence.settings)
     _code_lines_of_frames(evidence)
     _versions_and_hardware(evidence)
     return evidence
@@ -146,11 +144,6 @@ def _codes(evidence: Evidence, body: str, number: int, seen: Dict[str, int]) -> 
 def _apis(evidence: Evidence, body: str, number: int) -> None:
     for match in API_RE.finditer(body):
         evidence.apis.setdefault(match.group(1), number)
-
-
-def _env(evidence: Evidence, body: str) -> None:
-    for match in ENV_RE.finditer(body):
-        evidence.env.setdefault(match.group(1), match.group(2))
 
 
 def _log_event(evidence: Evidence, parsed, number: int) -> None:

@@ -1,5 +1,6 @@
 """The on-disk copy of `ask`'s knowledge index, so that a fresh `npu-graph ask` skips loading and
-tokenizing the whole knowledge base (about two thirds of its run time).
+tokenizing the whole knowledge base (about two thirds of its run time); Gate 0's routing index
+(`skill/route_knowledge.py`) is kept the same way under its own prefix.
 
 One JSON file per knowledge state under $NPU_GRAPH_CACHE_DIR (default ~/.cache/npu-graph-skill),
 keyed by a digest of the knowledge files and the indexing code; written atomically; any problem
@@ -36,29 +37,30 @@ def _enabled() -> bool:
     return os.environ.get("NPU_GRAPH_NO_CACHE", "").strip() not in ("1", "true", "yes")
 
 
-def load(key: str) -> Optional[Dict[str, Any]]:
+def load(key: str, prefix: str = PREFIX) -> Optional[Dict[str, Any]]:
     if not _enabled():
         return None
     try:
-        with open(os.path.join(cache_dir(), f"{PREFIX}{key}.json"), encoding="utf-8") as handle:
+        with open(os.path.join(cache_dir(), f"{prefix}{key}.json"), encoding="utf-8") as handle:
             data = json.load(handle)
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) and data.get("schema") == SCHEMA and data.get("key") == key else None
 
 
-def save(key: str, data: Dict[str, Any]) -> None:
-    """Write the index for `key` and drop the copies of older knowledge states."""
+def save(key: str, data: Dict[str, Any], prefix: str = PREFIX) -> None:
+    """Write the index for `key` and drop the copies of older knowledge states (of the same `prefix`:
+    `ask`'s index, Gate 0's routing index)."""
     if not _enabled():
         return
     folder = cache_dir()
     try:
         os.makedirs(folder, exist_ok=True)
-        atomic_write(os.path.join(folder, f"{PREFIX}{key}.json"),
+        atomic_write(os.path.join(folder, f"{prefix}{key}.json"),
                      json.dumps({"schema": SCHEMA, "key": key, **data}, ensure_ascii=False, separators=(",", ":")),
                      durable=False)
         for name in os.listdir(folder):
-            if name.startswith(PREFIX) and name.endswith(".json") and name != f"{PREFIX}{key}.json":
+            if name.startswith(prefix) and name.endswith(".json") and name != f"{prefix}{key}.json":
                 os.unlink(os.path.join(folder, name))
     except OSError:
         pass  # a read-only home or a full disk: answer from memory

@@ -13,18 +13,18 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from npu_graph_skill import __version__
 from npu_graph_skill.core.files import atomic_write
 from npu_graph_skill.core.model import Record
 from npu_graph_skill.knowledge.prefilter import required_literals
 from npu_graph_skill.knowledge.schema import (
-    Constraint, KnowledgeError, Pattern, parse_constraint, parse_pattern,
+    Constraint, ContextSign, KnowledgeError, Pattern, parse_constraint, parse_context_sign, parse_pattern,
 )
 
 KNOWLEDGE_DIR = Path(__file__).resolve().parent
-YAML_SOURCES = ("patterns/*.yaml", "constraints.yaml", "codes/roles.yaml")
+YAML_SOURCES = ("patterns/*.yaml", "constraints.yaml", "codes/roles.yaml", "context_signs.yaml")
 
 
 @dataclasses.dataclass
@@ -95,7 +95,9 @@ class Knowledge:
     """Everything the engine knows, validated, with the lookups the capabilities need."""
 
     def __init__(self, patterns: List[Pattern], constraints: List[Constraint], codes: List[CodeEntry],
-                 messages: List[MessageEntry]) -> None:
+                 messages: List[MessageEntry], digest: str = "", signs: Optional[List[ContextSign]] = None) -> None:
+        self.digest = digest  # of the files it was built from; keys data derived from them
+        self.signs = signs or []  # context signs: framework functions, progress lines, settings → phase
         self.patterns = patterns
         self.constraints = constraints
         self.codes = codes
@@ -234,7 +236,28 @@ def build_knowledge(root: Path = KNOWLEDGE_DIR, strict: bool = False) -> Knowled
         seen.add(pattern.id)
     constraints = [parse_constraint(c, "constraints.yaml", seen) for c in raw.get("constraints.yaml") or []]
     codes = _codes(root, raw.get(os.path.join("codes", "roles.yaml")) or {})
-    return Knowledge(patterns, constraints, codes, _messages(root))
+    signs = [parse_context_sign(entry, "context_signs.yaml") for entry in raw.get("context_signs.yaml") or []]
+    if len({sign.id for sign in signs}) != len(signs):
+        raise KnowledgeError("context_signs.yaml: duplicate sign ids")
+    digest = _digest(_yaml_files(root) + [root / "messages.csv"])
+    return Knowledge(patterns, constraints, codes, _messages(root), digest=digest, signs=signs)
+
+
+def derived(knowledge: Knowledge, name: str, compute: Callable[[], Any]) -> Any:
+    """JSON-able data computed from the knowledge (e.g. the messages' word signatures), cached beside
+    the parsed YAML under the knowledge's digest, so a diagnosis does not recompute it."""
+    folder = cache_dir()
+    path = folder / f"{name}-{knowledge.digest}.json" if folder and knowledge.digest else None
+    if path and path.is_file():
+        try:
+            with open(path, encoding="utf-8") as handle:
+                return json.load(handle)
+        except (OSError, ValueError):
+            pass
+    data = compute()
+    if path:
+        _write_cache(path, data)
+    return data
 
 
 _KNOWLEDGE: Optional[Knowledge] = None

@@ -17,7 +17,7 @@ PHASES = ("capture", "replay", "memory", "update", "compile", "environment")
 FAMILY_OF_PHASE = {"capture": "CAP", "replay": "REP", "memory": "MEM", "update": "UPD",
                    "compile": "CMP", "environment": "ENV"}
 LAYERS = ("L1", "L2", "L3", "L4")
-MATCHER_TYPES = ("message", "code", "api", "frame", "env", "context", "hardware")
+MATCHER_TYPES = ("message", "code", "api", "frame", "env", "setting", "context", "hardware")
 PATTERN_ID = re.compile(r"^P-(CAP|REP|MEM|UPD|CMP|ENV)-\d{3}$")
 ANCHOR_LINE = re.compile(r"^\d+(-\d+)?$")
 
@@ -75,6 +75,7 @@ class Pattern(Record):
     anchors: List[Dict[str, str]]
     references: List[Dict[str, str]]
     examples: List[Dict[str, Any]]
+    negatives: List[Dict[str, str]] = dataclasses.field(default_factory=list)  # near misses it must not match
     scope: Dict[str, str] = dataclasses.field(default_factory=dict)
     fix_locations: List[str] = dataclasses.field(default_factory=list)
     consequence: bool = False
@@ -99,6 +100,74 @@ class Constraint(Record):
     patterns: List[str]
     brief_claim: Optional[str] = None
     truth: Optional[Dict[str, str]] = None
+
+
+SIGN_KINDS = ("frame", "line", "setting")
+SIGN_ID = re.compile(r"^S-\d{3}$")
+
+
+@dataclasses.dataclass
+class ContextSign(Record):
+    """A sign of where in the lifecycle an input comes from: a framework function seen in a frame,
+    a line the framework prints, or a setting — with the phase it points to and how strongly."""
+
+    id: str
+    framework: str
+    kind: str  # frame | line | setting
+    phase: str
+    layer: str
+    weight: float
+    meaning: Dict[str, str]
+    source: Dict[str, str]
+    function: str = ""  # kind frame: the function name as a frame shows it
+    function_regex: str = ""  # kind frame: or a regex over the name
+    file: str = ""  # kind frame: a regex the frame's file must match
+    regex: str = ""  # kind line / setting: a regex over an input line
+    when: str = "at"  # at: the sign's phase is where it stands; after: of what fails after it
+    _compiled: Any = dataclasses.field(default=None, repr=False, compare=False)
+
+    def compiled(self) -> Dict[str, "re.Pattern[str]"]:
+        if self._compiled is None:
+            self._compiled = {name: re.compile(getattr(self, name), re.IGNORECASE)
+                              for name in ("function_regex", "file", "regex") if getattr(self, name)}
+        return self._compiled
+
+
+def parse_context_sign(raw: Any, where: str) -> ContextSign:
+    sid = str(raw.get("id", "")) if isinstance(raw, dict) else ""
+    where = f"{where}: {sid or '<no id>'}"
+    if not SIGN_ID.match(sid):
+        raise KnowledgeError(f"{where}: id must look like S-001")
+    if raw.get("kind") not in SIGN_KINDS:
+        raise KnowledgeError(f"{where}: kind must be one of {', '.join(SIGN_KINDS)}")
+    if raw.get("phase") not in PHASES:
+        raise KnowledgeError(f"{where}: phase must be one of {', '.join(PHASES)}")
+    try:
+        weight = float(raw.get("weight"))
+    except (TypeError, ValueError):
+        raise KnowledgeError(f"{where}: weight must be a number") from None
+    if not 0 < weight <= 1:
+        raise KnowledgeError(f"{where}: weight {weight} outside (0, 1]")
+    if raw["kind"] == "frame" and not (raw.get("function") or raw.get("function_regex")):
+        raise KnowledgeError(f"{where}: a frame sign needs 'function' or 'function_regex'")
+    if raw["kind"] != "frame" and not raw.get("regex"):
+        raise KnowledgeError(f"{where}: a {raw['kind']} sign needs 'regex'")
+    source = raw.get("source")
+    if not isinstance(source, dict) or not source.get("repo") or not source.get("path"):
+        raise KnowledgeError(f"{where}: needs a source (repo, path, line, version)")
+    if raw.get("when", "at") not in ("at", "after"):
+        raise KnowledgeError(f"{where}: 'when' is at or after")
+    _bilingual(where, raw.get("meaning"), "meaning")
+    sign = ContextSign(id=sid, framework=str(raw.get("framework", "")), kind=raw["kind"], phase=raw["phase"],
+                       layer=str(raw.get("layer") or "L1"), weight=weight, meaning=raw["meaning"],
+                       source={k: str(v) for k, v in source.items()}, function=str(raw.get("function") or ""),
+                       function_regex=str(raw.get("function_regex") or ""), file=str(raw.get("file") or ""),
+                       regex=str(raw.get("regex") or ""), when=str(raw.get("when") or "at"))
+    try:
+        sign.compiled()
+    except re.error as exc:
+        raise KnowledgeError(f"{where}: bad regex ({exc})") from None
+    return sign
 
 
 def format_anchor(anchor: Dict[str, str]) -> str:
@@ -161,7 +230,7 @@ def _matcher(where: str, raw: Any, strict: bool) -> Matcher:
                       name=str(raw.get("name", "")), value=str(raw.get("value", "")),
                       phase=str(raw.get("phase", "")))
     needs = {"message": "regex", "frame": "regex", "hardware": "regex", "code": "code", "api": "name",
-             "env": "name", "context": "phase"}[matcher.type]
+             "env": "name", "setting": "name", "context": "phase"}[matcher.type]
     if not getattr(matcher, needs):
         raise KnowledgeError(f"{where}: a {matcher.type} matcher needs '{needs}'")
     if matcher.regex and strict:
@@ -216,12 +285,17 @@ def parse_pattern(raw: Any, source_file: str, strict: bool = True) -> Pattern:
             raise KnowledgeError(f"{where}: an example is {{case: id}}, {{message: M-nnn}} or {{text: ..., source: ...}}")
         if "text" in example and not example.get("source"):
             raise KnowledgeError(f"{where}: a text example needs its source")
+    negatives = raw.get("negatives") or []
+    for negative in negatives:
+        if not isinstance(negative, dict) or not negative.get("text") or not negative.get("why"):
+            raise KnowledgeError(f"{where}: a negative is {{text: ..., why: ...}} (a near miss and what it really is)")
     return Pattern(
         id=pid, phase=phase, layer=raw["layer"], root_layer=raw["root_layer"], fix_in=raw["fix_in"],
         title=raw["title"], root_cause=raw["root_cause"], trigger=raw["trigger"], scope=raw.get("scope") or {},
         fix_short=raw["fix_short"], fix_long=raw["fix_long"], fix_locations=[str(x) for x in raw.get("fix_locations") or []],
         verification=raw["verification"], matchers=matchers, anchors=anchors, references=references,
-        examples=examples, consequence=bool(raw.get("consequence", False)), source_file=source_file,
+        examples=examples, negatives=[{k: str(v) for k, v in n.items()} for n in negatives],
+        consequence=bool(raw.get("consequence", False)), source_file=source_file,
     )
 
 

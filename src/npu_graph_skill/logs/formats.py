@@ -122,7 +122,7 @@ _ANY_TIME_RE = re.compile(
 
 # vLLM multiprocessing workers: "(Worker_TP1 pid=29932) ", "(EngineCore_DP0 pid=1) ", "(VllmWorker TP2 pid=102322) ",
 # Ray actors "(RayWorkerWrapper pid=1, ip=10.0.0.1) ".
-_WORKER_RE = re.compile(r"\(([A-Za-z][\w .:-]{0,60}?) pid=(\d+)(?:, ip=[\w.:]+)?\) ?")
+_WORKER_RE = re.compile(r"\(([A-Za-z][\w .:=-]{0,60}?) pid=(\d+)(?:, ip=[\w.:]+)?\) ?")  # also older vLLM's "(VllmWorker rank=0 pid=1)"
 # torchrun / torch.distributed: "[rank0]: ", "[rank0]:[W...", torchrun --tee "[default0]:".
 _RANK_PREFIX_RE = re.compile(r"\[(?:rank|default)(\d+)\]: ?")
 # grep over several files (or -H): "path/plog-73550_20260524094240186.log:" optionally with -n "…log:12:".

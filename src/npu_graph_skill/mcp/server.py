@@ -268,7 +268,9 @@ def list_patterns(phase: Optional[PHASES] = None) -> Result:
 
 @server.tool(annotations=READS)
 def route_request(text: Annotated[str, Field(min_length=1, max_length=20000, description="the user's request, zh or en")]) -> Result:
-    """Gate 0: which sub-skill (diagnostics, logs, expert, performance, MCP integration) handles a request, and why."""
+    """Gate 0: which sub-skill (diagnostics, logs, expert, performance, MCP integration) handles a request, and why;
+    `secondary` names a second concern, and `ask_back` (set when `reason` is vague) is the one question to ask the user
+    before routing."""
     return _local(api.route_request, text).to_dict()
 
 

@@ -121,15 +121,23 @@ def render_routing_table(lang_order: Sequence[str] = ("zh", "en")) -> str:
     routing = load_table()
     rows = []
     for name, skill in routing.skills.items():
-        terms = [s for s in skill.signals if s.kind == "term"]
-        strongest = max((s.weight for s in terms), default=0)
-        top = [s.text for s in terms if s.weight == strongest]
-        signals = [t for t in top if not t.isascii()][:5] + [t for t in top if t.isascii()][:6]
+        intents = [g for g in skill.groups if g.kind == "intent" and g.weight > 0
+                   and any(s.kind == "term" for s in g.signals)]
+        terms = [s.text for s in intents[0].signals if s.kind == "term"] if intents else []  # the main intent, listed first
+        signals = [t for t in terms if not t.isascii()][:5] + [t for t in terms if t.isascii()][:6]
         examples = "; ".join(f"“{e}”" for lang in lang_order for e in skill.examples[lang])
         rows.append([f"[{name}]({name}/SKILL.md)", both(skill.summary), examples, ", ".join(signals),
                      both(skill.first_step)])
-    return table(["子技能 Sub-skill", "处理 Handles", "典型请求 Typical requests", "强信号 Strong signals",
+    return table(["子技能 Sub-skill", "处理 Handles", "典型请求 Typical requests", "意图信号 Intent cues",
                   "先执行 Start with"], rows)
+
+
+def render_ask_back() -> str:
+    """What to ask when a request is too thin to route (the router's own questions)."""
+    routing = load_table()
+    lines = [f"  - {routing.ask_back['default']['zh']}", f"    {routing.ask_back['default']['en']}",
+             f"  - {routing.ask_back['refers_back']['zh']}", f"    {routing.ask_back['refers_back']['en']}"]
+    return "\n".join(lines)
 
 
 def render_command_table() -> str:
@@ -171,6 +179,7 @@ def render_entry_skill(sources: KnowledgeSources) -> str:
     body = fill(read_resource("templates/npu-graph-skill.md"), {
         "generated_note": generated_note(),
         "routing_table": render_routing_table(),
+        "ask_back": render_ask_back(),
         "phase_table": ref.render_phase_table(phases, sources.patterns),
         "layer_table": ref.render_layer_table(),
         "deposit_commands": DEPOSIT_COMMANDS,

@@ -9,12 +9,18 @@ from npu_graph_skill.core.errors import UserError
 
 ROUTE_EPILOG = """examples:
   npu-graph route "NPUGraph 的 capture_begin 内部做了什么？"      → graph-mode-expert
+  npu-graph route "开启aclgraph后算子间空泡大，而且偶尔报 507011"  → graph-mode-diagnostics, then graph-performance-profiling
   npu-graph route "graph mode is slower than eager" --json    → {"skill": "graph-performance-profiling", ...}
+  npu-graph route "same problem here"                          → too thin: the question to ask back
   pbpaste | npu-graph route -                                  a pasted traceback → graph-mode-diagnostics
 
-The table behind it is the same one that renders the routing section of the skill's SKILL.md.
-Vague or mixed requests go to graph-mode-diagnostics, which starts with the doctor.
-exit codes: 0 routed, 2 bad usage or unreadable input
+Intent first (fix a failure, understand, make it faster, read logs, connect an agent), topic
+second; the knowledge each sub-skill owns counts as a second topic signal. The cues are the same
+table that renders the routing section of the skill's SKILL.md (routing.yaml).
+--json: {skill, scores, matched, reason (matched | mixed | vague), runner_up, secondary, ask_back};
+`skill` is always a sub-skill folder name (graph-mode-diagnostics when the request is too thin),
+`ask_back` is set only when reason is vague.
+exit codes: 0 routed or asked back, 2 bad usage or unreadable input
 """
 
 SKILL_EPILOG = """examples:
@@ -43,7 +49,8 @@ def _add_route(subparsers: Any, help_text: str) -> None:
         description="Gate 0: name the sub-skill of npu-graph-skill that should handle a request "
                     "(Chinese or English), with the score of every sub-skill and the words that counted.")
     parser.add_argument("text", nargs="*", help="the request; `-` reads it from stdin (a pasted traceback)")
-    parser.add_argument("--json", action="store_true", help="print {skill, scores, matched, reason, runner_up}")
+    parser.add_argument("--json", action="store_true",
+                        help="print {skill, scores, matched, reason, runner_up, secondary, ask_back}")
     parser.add_argument("--lang", choices=("zh", "en"), help="language of the text output (default: from the locale)")
     parser.set_defaults(func=run_route)
 
@@ -72,16 +79,22 @@ def run_route(args: argparse.Namespace) -> int:
         print(to_json(result))
         return 0
     lang = args.lang or default_lang()
-    skill = load_table().skills[result.skill]
-    why = {
-        "matched": {"en": "matched", "zh": "命中"},
-        "vague": {"en": "too few signals: start with the diagnosis", "zh": "信号太少：从诊断开始"},
-        "mixed": {"en": f"mixed with {result.runner_up}: start with the diagnosis",
-                  "zh": f"与 {result.runner_up} 混合：从诊断开始"},
-    }[result.reason]
-    print(f"{result.skill}  ({pick(why, lang)})")
-    print(f"  {pick(skill.summary, lang)}")
-    print(f"  {pick({'en': 'start with', 'zh': '第一步'}, lang)}: {pick(skill.first_step, lang)}")
+    table = load_table()
+    if result.reason == "vague":
+        print(pick({"en": "too thin to route — ask back:", "zh": "信息太少，先反问："}, lang))
+        print(f"  {result.ask_back}")
+        if result.runner_up:
+            print(f"  {pick({'en': 'best guess', 'zh': '初步判断'}, lang)}: {result.runner_up}")
+    else:
+        skill = table.skills[result.skill]
+        why = {"en": "matched", "zh": "命中"} if result.reason == "matched" else \
+            {"en": f"two concerns: then {result.secondary}", "zh": f"两个诉求：其次是 {result.secondary}"}
+        print(f"{result.skill}  ({pick(why, lang)})")
+        print(f"  {pick(skill.summary, lang)}")
+        print(f"  {pick({'en': 'start with', 'zh': '第一步'}, lang)}: {pick(skill.first_step, lang)}")
+        if result.secondary:
+            second = table.skills[result.secondary]
+            print(f"  {pick({'en': 'then', 'zh': '然后'}, lang)}: {result.secondary} — {pick(second.first_step, lang)}")
     ranked = sorted(result.scores.items(), key=lambda item: -item[1])
     print("  " + ", ".join(f"{name} {value:g}" for name, value in ranked))
     return 0

@@ -1,0 +1,73 @@
+"""When no known pattern fits, the report still says what the evidence shows: the phase from the
+frames, progress lines and settings of the frameworks (knowledge/context_signs.yaml), the signs it
+rests on, and candidates with honest, low scores; nothing when the input has no sign at all."""
+from __future__ import annotations
+
+from npu_graph_skill.diagnose.engine import diagnose
+from npu_graph_skill.knowledge.loader import load_knowledge
+
+CAPTURE_PATH = '''(Worker_TP0 pid=2211) ERROR 10-29 08:54:50 [multiproc_executor.py:671] Traceback (most recent call last):
+(Worker_TP0 pid=2211) ERROR 10-29 08:54:50 [multiproc_executor.py:671]   File "/vllm-workspace/vllm-ascend/vllm_ascend/worker/model_runner_v1.py", line 4860, in capture_model
+(Worker_TP0 pid=2211) ERROR 10-29 08:54:50 [multiproc_executor.py:671]     self._capture_model()
+(Worker_TP0 pid=2211) ERROR 10-29 08:54:50 [multiproc_executor.py:671]   File "/vllm-workspace/vllm-ascend/vllm_ascend/worker/model_runner_v1.py", line 4790, in _capture_model
+(Worker_TP0 pid=2211) ERROR 10-29 08:54:50 [multiproc_executor.py:671]     self._dummy_run(num_tokens)
+(Worker_TP0 pid=2211) ERROR 10-29 08:54:50 [multiproc_executor.py:671]   File "/vllm-workspace/my_plugin/attention.py", line 88, in forward
+(Worker_TP0 pid=2211) ERROR 10-29 08:54:50 [multiproc_executor.py:671]     out = self.impl(q, k, v, meta.slot_table)
+(Worker_TP0 pid=2211) ERROR 10-29 08:54:50 [multiproc_executor.py:671] AttributeError: 'DecodeMeta' object has no attribute 'slot_table'
+'''
+
+SERVING_AFTER_CAPTURE = '''INFO 03-25 06:13:52 [model_runner_v1.py:3607] Graph capturing finished in 12 secs, took 0.31 GiB
+INFO 03-25 06:14:01 [api_server.py:1] Started server process
+ERROR 03-25 06:14:02 [core.py:10] EngineCore hit an exception
+RuntimeError: The size of tensor a (16) must match the size of tensor b (9) at non-singleton dimension 0
+'''
+
+
+def test_the_context_sign_table_loads_with_sources():
+    signs = load_knowledge().signs
+    assert len(signs) >= 80
+    assert {s.kind for s in signs} == {"frame", "line", "setting"}
+    for sign in signs:
+        assert sign.source["repo"] and sign.source["path"], sign.id
+        assert sign.meaning["en"] and sign.meaning["zh"], sign.id
+
+
+def test_a_python_error_on_the_capture_path_is_the_not_graph_ready_pattern():
+    report = diagnose(text=CAPTURE_PATH, lang="en")
+    assert report.phase == "capture" and report.candidates[0].id == "P-CAP-025"
+
+
+def test_framework_capture_frames_give_the_phase_when_no_pattern_fits():
+    text = CAPTURE_PATH.replace("AttributeError: 'DecodeMeta' object has no attribute 'slot_table'",
+                                "RuntimeError: widget table lookup returned code 7 for entry 12")
+    report = diagnose(text=text, lang="en")
+    assert report.novel
+    assert report.phase == "capture"
+    assert report.confidence <= 0.3 or not report.novel
+    assert report.candidates, "a report with a phase sign lists candidates"
+    assert "capture_model" in report.root_cause["trigger"] or "_capture_model" in report.root_cause["trigger"]
+    whys = [v["why"] for v in report.evidence_summary["phase_votes"]]
+    assert any("frame capture_model" in w or "frame _capture_model" in w for w in whys)
+
+
+def test_an_error_after_capture_finished_is_not_a_capture_error():
+    report = diagnose(text=SERVING_AFTER_CAPTURE, lang="en")
+    assert report.phase != "capture"
+    # ... and the same line below the error says nothing about it
+    flipped = "RuntimeError: The size of tensor a (16) must match the size of tensor b (9)\n" \
+              "INFO 03-25 06:13:52 [model_runner_v1.py:3607] Graph capturing finished in 12 secs"
+    assert all("capturing finished" not in v["why"] for v in diagnose(text=flipped, lang="en").evidence_summary["phase_votes"])
+
+
+def test_chinese_report_gets_the_reasons_in_chinese():
+    text = CAPTURE_PATH.replace("AttributeError: 'DecodeMeta' object has no attribute 'slot_table'",
+                                "RuntimeError: widget table lookup returned code 7 for entry 12")
+    report = diagnose(text=text, lang="zh")
+    assert report.root_cause["trigger"].startswith("阶段判断依据")
+
+
+def test_no_sign_at_all_gives_no_candidate():
+    report = diagnose(text="hello, it does not work, please help", lang="en")
+    assert report.phase == "unknown"
+    assert report.candidates == []
+    assert report.novel

@@ -1,0 +1,105 @@
+"""A known message is recognised however the paste wraps it, and in another release's words;
+a text that only shares some of its words is not."""
+from __future__ import annotations
+
+import pathlib
+import textwrap
+
+import pytest
+
+from npu_graph_skill.diagnose.engine import diagnose
+from npu_graph_skill.diagnose.reflow import FlowText, unwrap
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+TRACEBACK = (REPO / "examples" / "capture-default-stream.txt").read_text(encoding="utf-8")
+
+
+def _top(text: str) -> str:
+    report = diagnose(text=text, lang="en")
+    return report.candidates[0].id if report.candidates else ""
+
+
+def _terminal(text: str, width: int) -> str:
+    return "\n".join(line[i:i + width] for line in text.splitlines() for i in range(0, max(len(line), 1), width))
+
+
+LOG = (REPO / "examples" / "vllm-replay-after-capture-copy.log").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("width", [60, 73, 100])
+def test_terminal_wrap_is_undone(width):
+    lines = unwrap(_terminal(LOG, width).splitlines())
+    assert lines == LOG.splitlines()
+
+
+@pytest.mark.parametrize("width", [60, 73, 100])
+def test_word_wrap_is_undone_without_joining_two_printed_lines(width):
+    original = LOG.splitlines()
+    wrapped = [piece for line in original for piece in (textwrap.wrap(line, width) or [""])]
+    lines = unwrap(wrapped)
+    assert len(lines) < len(wrapped)
+    squeezed = ["".join(line.split()) for line in original]
+    for line in lines:  # each rejoined line lies within one line as printed
+        assert any("".join(line.split()) in whole for whole in squeezed), line
+    assert _top("\n".join(lines)) == _top(LOG)
+
+
+@pytest.mark.parametrize("width", [60, 100])
+def test_a_single_wrapped_line_still_diagnoses_the_same(width):
+    assert _top(_terminal(TRACEBACK, width)) == _top(TRACEBACK) == "P-CAP-003"
+    assert _top(textwrap.fill(TRACEBACK, width)) == "P-CAP-003"
+
+
+def test_unwrapped_text_and_repeated_same_length_lines_stay_as_they_are(shared_cases):
+    repeated = [f"[rank{r}]:[W1106 03:33:04.959369693 compiler_depend.ts:187] Warning: Waiting for pending NCCL work "
+                "to finish before starting graph capture. (function operator())" for r in range(8)]
+    assert unwrap(repeated) == repeated
+    assert unwrap(LOG.splitlines()) == LOG.splitlines()
+    for case in shared_cases:
+        once = unwrap(case["error_text"].splitlines())
+        assert unwrap(once) == once, case["id"]
+
+
+def test_a_real_terminal_wrapped_paste_is_rejoined(shared_data):
+    import yaml
+
+    # mooncake#2201 pasted grep output of a plog from a terminal 172 columns wide
+    case = yaml.safe_load((shared_data / "cases" / "mooncake-2201.yaml").read_text(encoding="utf-8"))
+    lines = unwrap(case["error_text"].splitlines())
+    assert len(lines) < len(case["error_text"].splitlines())
+    assert any("MemCopySync:Memory copy sync failed, cnt=456, kind=1." in line for line in lines)
+    assert any("desc=[the current capture mode does not support this operation], InnerCode=0x703001c" in line for line in lines)
+
+
+def test_flow_search_spans_a_break_only_where_the_literal_is():
+    import re
+
+    flow = FlowText(["ERROR: the runtime is not allowed to synchro", "nize captured stream now", "other line"])
+    regex = re.compile(r"not allow(ed)? to synchroni[sz]e captured[- ]?stream", re.I)
+    assert flow.search(regex, ["synchroni"]) == 1
+    assert flow.search(re.compile("other line"), ["other line"]) == 3
+    assert flow.search(regex, ["absent"]) == 0
+
+
+@pytest.mark.parametrize("width", [60, 80, 97])
+def test_wrapped_real_case_keeps_its_pattern(shared_cases, width):
+    for case in shared_cases:
+        if case["phase"] == "Performance":
+            continue
+        assert _top(_terminal(case["error_text"], width)) == _top(case["error_text"]), case["id"]
+
+
+def test_older_wording_of_a_table_message_is_recognised():
+    # The table (master) says "Cannot run aclop operators during NPU graph capture. Current working aclop is ...";
+    # a release that words it differently still names the same fault.
+    report = diagnose(text="RuntimeError: Cannot run aclop operator while capturing, op: Fill", lang="en")
+    assert report.candidates and report.candidates[0].id == "P-CAP-005"
+    assert any("reworded" in m for m in report.candidates[0].matched)
+
+
+def test_a_text_sharing_some_words_is_not_the_message():
+    # near miss: the profiler's finding about aclop operators, not a capture failure
+    text = ("[TR-ACLOP] aclop operators are compiled and run on the host path: 19 aclopCompileAndExecute calls. "
+            "These operators cannot be captured in a graph.")
+    report = diagnose(text=text, lang="en")
+    assert not any(c.id == "P-CAP-005" and c.score >= 0.5 for c in report.candidates)
