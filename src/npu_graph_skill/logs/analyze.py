@@ -289,7 +289,7 @@ class _Whole:
         self.windows: Dict[Tuple[int, int], List[str]] = {}
         self.window_before: Dict[Tuple[int, int], int] = {}
         self.uncertainty = uncertainty or {}
-        self.replays_unsampled = self.dropped = self.candidates = 0
+        self.replays_unsampled = self.dropped = self.candidates = self.oom_floods = 0
         accs: List[ErrorAcc] = []
         for part in parts:
             base = len(self.sources)
@@ -303,6 +303,7 @@ class _Whole:
             self.notes.extend(part.notes)
             self.dropped += part.dropped
             self.candidates += part.candidates
+            self.oom_floods += part.oom_floods
             self.replays.extend(part.replays)
             self.replays_unsampled += part.replays_unsampled
             for (source, offset), lines in part.windows.items():
@@ -646,7 +647,7 @@ def _memory(whole: _Whole, groups: List[ErrorAcc]) -> List[MemoryFinding]:
     events = whole.events
     ooms = sorted((e for e in events if e.tag == "oom"), key=lambda e: (ts_key(e.ts), e.source, e.offset))
     if ooms:
-        findings.append(MemoryFinding(id="M-001", kind="oom", count=len(ooms),
+        findings.append(MemoryFinding(id="M-001", kind="oom", count=len(ooms) + whole.oom_floods,
                                       values={"codes": sorted({c for e in ooms for c in e.codes})},
                                       ranks=sorted({e.rank for e in ooms if e.rank is not None}),
                                       examples=[whole.where(e) for e in ooms[:5]]))

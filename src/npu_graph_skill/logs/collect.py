@@ -47,6 +47,7 @@ class Collected:
     replays: List[ReplayAcc]
     replays_unsampled: int
     hints: Dict[str, Dict[Any, float]]  # clock hints: event key -> rank -> first time (see clocks.py)
+    oom_floods: int = 0  # out-of-memory lines counted without a parse
     offset: float = 0.0  # seconds this machine's clock is ahead; subtracted from its times by the merge
 
 
@@ -81,7 +82,8 @@ def collect(sources: List[Any], tasks: List[ScanTask], results: List[TaskResult]
         node=node, sources=parts, notes=notes, dropped=sum(r.dropped_signatures for r in results),
         candidates=sum(r.candidates for r in results), groups=groups, windows=windows, window_before=before,
         events=[e for r in results for e in r.timeline], replays=[a for r in results for a in r.replays.values()],
-        replays_unsampled=sum(r.replays_unsampled for r in results), hints=hints)
+        replays_unsampled=sum(r.replays_unsampled for r in results), hints=hints,
+        oom_floods=sum(r.oom_floods for r in results))
 
 
 def _number_lines(tasks: List[ScanTask], results: List[TaskResult]) -> None:

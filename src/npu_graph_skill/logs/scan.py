@@ -64,9 +64,11 @@ _GLOG_SEVERE = re.compile(rb"\n()[EWFC][01]\d[0-3]\d \d\d:")
 _GLOG_SEVERE_RANKED = re.compile(rb"\n()\[rank\d+\]:[EWFC][01]\d[0-3]\d \d\d:")  # torch's formatter under torchrun
 _RANKED_SAMPLE = re.compile(rb"\n\[rank\d+\]:[VIWEFC]\d{4} ")
 FOLDED_REPLAY = b"npugraph replay".translate(FOLD)
-# Replay lines timed: REPLAY_FIRST at the start of a task, then one per REPLAY_BYTES scanned, in stretches of consecutive
-# lines (P50/P99 of the spacing need no more); the others are only counted.
+# Replay lines timed: REPLAY_FIRST at the start of a task, then one per REPLAY_BYTES scanned, in stretches of at least
+# REPLAY_BURST consecutive lines (short stretches of a log where many processes interleave would only see the short
+# gaps); P50/P99 of the spacing need no more. The others are only counted.
 REPLAY_FIRST = 24
+REPLAY_BURST = 128
 REPLAY_BYTES = 32 * 1024
 PIECE_BYTES = 256 * 1024  # the passes over a block run piece by piece, in the CPU cache (see _Scanner.block)
 _REPLAY_GLOG = re.compile(
@@ -74,7 +76,10 @@ _REPLAY_GLOG = re.compile(
     rb"(?:\[[^\]\n]*\] )*NPUGRAPH Replay")
 _RAW_CODES = re.compile(rb"(?:code is |result = |Code=|errNo\[|ErrorNo: |ERR)(?:0x)?[0-9a-fA-F]+")
 _MIXED_RANKS = object()
-FULL_PARSES = 64  # occurrences of one line (up to its numbers) parsed in full before the rest are only counted
+# Who printed a line: plog `MODULE(pid,`, vLLM `pid=`, TORCH_NPU_LOGS / torch `[rank:R]` `[rankR]`, pta_error `RankID:`,
+# `PID:`, worker `TPn`. Part of the repeat key (see _Scanner._line).
+_IDENTITY = re.compile(rb"\((\d+),|pid=\d+|\[rank:?\d+\]|RankID:-?\d+|TP ?\d+|PID: ?\d+")
+FULL_PARSES = 4  # occurrences of one line (up to its numbers, per pid / rank) parsed in full before the rest are counted
 MAX_REPEAT_KEYS = 20000
 _ECODE_START = re.compile(rb"[^\n]{0,200}?\b[EW][0-9A-Z]\d{4}(?::|\[PID)")
 _GLOG_SEVERE_FIRST = re.compile(rb"(?:\[rank\d+\]:)?[EWFC]\d{4} \d\d:\d\d:\d\d\.\d{6} ")
@@ -202,6 +207,7 @@ class TaskResult:
     years: Counter = dataclasses.field(default_factory=Counter)
     pid_ranks: Dict[str, int] = dataclasses.field(default_factory=dict)  # pid → rank, learnt from lines that print both
     replays_unsampled: int = 0  # replay lines counted but not timed
+    oom_floods: int = 0  # out-of-memory lines counted without a parse (their first occurrences are timeline events)
     # events every rank logs at nearly the same moment (clock hints for `logs merge`): key → rank → first time
     clock_hints: Dict[str, Dict[Optional[int], float]] = dataclasses.field(default_factory=dict)
 
@@ -346,6 +352,7 @@ class _Scanner:
         self.replay_cut = False
         self.glog: Optional[tuple] = None  # the regexes of glog E/W/F/C lines, once glog-layout lines were seen
         self.alloc_seen = False
+        self.oom = False  # the line just parsed was an out-of-memory error
         self.acl_seen = False  # `[ACL CALL] aclmdlRI...` lines were seen
         self.first_severe = False  # the block's first line is a glog E/W/F/C line (no newline before it)
         self.line_no = 1  # number of the line at the cursor of the piece being read
@@ -354,6 +361,7 @@ class _Scanner:
         # the census and the replay timing cost in proportion to the bytes, so that small files cost what big ones do
         self.census_lines = max(12, min(CENSUS_LINES, span // CENSUS_BYTES)) if span else CENSUS_LINES
         self.replay_budget = float(REPLAY_FIRST)
+        self.replays_timed = 0
         self.floods: Dict[int, list] = {}  # id(group) -> [group, rank, start, end]: its last uncounted occurrence
 
     # -- per block ----------------------------------------------------------------------------
@@ -595,9 +603,14 @@ class _Scanner:
         if self.repeat_ok:
             # A line seen FULL_PARSES times already, up to its numbers, is counted without a parse: floods of one
             # error (an HCCL timeout per step, a warning per op) then cost ~2 µs a line instead of ~30.
+            # The key keeps the digits that say who printed the line (pid, rank): each rank's first occurrences are
+            # read in full, however many ranks one file holds.
             key = raw.translate(None, b"0123456789")
             if b"code" in raw or b"Code" in raw or b"result" in raw or b"errNo" in raw or b"ErrorNo" in raw or b"ERR0" in raw:
                 key += b"\x00" + b",".join(_RAW_CODES.findall(raw))  # 107030 and 507035 stay apart
+            who = _IDENTITY.search(raw, 0, 160)
+            if who is not None:
+                key += b"\x01" + who.group()
             entry = self.repeats.get(key)
             if entry is not None:
                 if entry[1] >= FULL_PARSES:
@@ -608,14 +621,17 @@ class _Scanner:
                         acc.last_line = line_no
                         # its time is read once per piece, from the last such line (_flood_times)
                         self.floods[id(acc)] = [acc, entry[3], start, end]
+                        if entry[4]:
+                            self.result.oom_floods += 1
                     return
                 entry[1] += 1
+        self.oom = False
         outcome = self._full_line(raw, block, start, end, offset, line_no)
         if key is not None and outcome is not None:
             entry = self.repeats.get(key)
             if entry is None:
                 if len(self.repeats) < MAX_REPEAT_KEYS:
-                    self.repeats[key] = [outcome[0], 1, outcome[1], outcome[2]]
+                    self.repeats[key] = [outcome[0], 1, outcome[1], outcome[2], self.oom]
             elif entry[3] != outcome[2]:
                 entry[3] = _MIXED_RANKS  # lines equal up to their numbers come from several ranks
 
@@ -684,6 +700,7 @@ class _Scanner:
             return (None, parsed.format, rank) if timeline is None else None
         event = self._event(parsed, text, offset + start, line_no, ts, rank, codes, role=role)
         if kind == "error" and families.is_oom(parsed, codes) and len(result.timeline) < MAX_TIMELINE:
+            self.oom = True
             result.timeline.append(dataclasses.replace(event, tag="oom", family="memory"))
         acc = self._group(event, kind, parsed, codes, block, start, end)
         return (acc, parsed.format, rank) if acc is not None and timeline is None else None
@@ -750,7 +767,7 @@ class _Scanner:
         §1.4 layouts); a replay line of another layout among them is left to the full parse."""
         self.replay_budget += (hi - lo) / REPLAY_BYTES
         budget = int(self.replay_budget)
-        if budget < 1:
+        if budget < (REPLAY_FIRST if self.replays_timed == 0 else REPLAY_BURST):
             self._timed_replays([], total)
             return
         heads = []
@@ -773,6 +790,7 @@ class _Scanner:
             hit = find(FOLDED_REPLAY, end + 1 - lo)
         self.seen_npugraph = True
         self.replay_budget -= len(heads)
+        self.replays_timed += len(heads)
         self._timed_replays(heads, total)
 
     def _timed_replays(self, heads: List[tuple], total: int) -> None:

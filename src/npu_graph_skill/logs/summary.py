@@ -59,6 +59,7 @@ def to_document(part: Collected, options: Dict[str, Any], totals: Dict[str, Any]
                     for s in part.sources],
         "dropped": part.dropped,
         "candidates": part.candidates,
+        "oom_floods": part.oom_floods,
         "errors": [_group_doc(acc, texts) for acc in part.groups],
         "windows": [[source, offset, part.window_before[(source, offset)], part.windows[(source, offset)]]
                     for source, offset in sorted(windows)],
@@ -288,4 +289,5 @@ def _part(doc: Dict[str, Any]) -> Collected:
             raise ValueError(f"source {index}")
     return Collected(node=str(doc["node"]), sources=sources, notes=list(doc["notes"]), dropped=int(doc["dropped"]),
                      candidates=int(doc["candidates"]), groups=groups, windows=windows, window_before=before,
-                     events=events, replays=replays, replays_unsampled=int(doc["replays"]["unsampled"]), hints=hints)
+                     events=events, replays=replays, replays_unsampled=int(doc["replays"]["unsampled"]), hints=hints,
+                     oom_floods=int(doc["oom_floods"]))
