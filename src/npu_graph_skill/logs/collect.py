@@ -130,7 +130,8 @@ def _sources(sources: List[Any], by_source: Dict[int, List[Tuple[ScanTask, TaskR
             layouts.pop("text", None)
         out.append(SourcePart(
             name=source.name, rank=parts[0][0].rank if parts else None,
-            bytes=source.size if source.path else sum(r.bytes_read for _, r in parts),
+            bytes=(parts[0][0].size or source.size if parts else source.size) if source.path
+            else sum(r.bytes_read for _, r in parts),
             lines=sum(r.lines for _, r in parts), layouts=dict(layouts.most_common()), first_ts=first_ts,
             last_ts=last_ts, notes=notes, alloc_peak=tuple(peak) if peak else None, alloc_lines=alloc_lines))
     return out

@@ -118,6 +118,7 @@ class ScanTask:
     only_rank: Optional[int] = None
     windows: int = 3
     block_bytes: int = BLOCK_BYTES
+    size: int = 0  # the file's size when the task was planned (compressed size for .gz; 0 for stdin)
 
 
 @dataclasses.dataclass
@@ -357,7 +358,8 @@ class _Scanner:
         self.first_severe = False  # the block's first line is a glog E/W/F/C line (no newline before it)
         self.line_no = 1  # number of the line at the cursor of the piece being read
         self.size = 0  # bytes of the current block that are scanned
-        span = (task.end - task.start) if task.end is not None else _file_size(task.path)
+        span = (task.end - task.start) if task.end is not None else (
+            0 if task.path is None or task.path.endswith(".gz") else task.size or _file_size(task.path))
         # the census and the replay timing cost in proportion to the bytes, so that small files cost what big ones do
         self.census_lines = max(12, min(CENSUS_LINES, span // CENSUS_BYTES)) if span else CENSUS_LINES
         self.replay_budget = float(REPLAY_FIRST)
@@ -1036,14 +1038,3 @@ def _file_size(path: Optional[str]) -> int:
         return os.path.getsize(path) if path and not path.endswith(".gz") else 0
     except OSError:
         return 0
-
-
-def file_year(path: Optional[str]) -> int:
-    """The year assumed for lines that print none: the file's modification year (stdin: this year)."""
-    import time as _time
-
-    try:
-        stamp = os.path.getmtime(path) if path else _time.time()
-    except OSError:
-        stamp = _time.time()
-    return _time.localtime(stamp).tm_year
