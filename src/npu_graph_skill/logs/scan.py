@@ -368,7 +368,7 @@ class _Scanner:
 
     # -- per block ----------------------------------------------------------------------------
     def block(self, block: bytes, offset: int, size: Optional[int] = None) -> None:
-        """Scan one block. Which line kinds it holds is decided on its first SAMPLE_BYTES; the passes then run piece
+        """Scan one block. Which line kinds it holds is decided on its first FEATURE_BYTES; the passes then run piece
         by piece (PIECE_BYTES, cut at line ends) so that the block, its folded copy and every later pass over a piece
         stay in the CPU cache — about a fifth faster than passes over the whole block."""
         if self.pending:
@@ -386,8 +386,8 @@ class _Scanner:
         if self.glog is not None and len(self.glog) == 1 and _RANKED_SAMPLE.search(sample):
             self.glog = (_GLOG_SEVERE, _GLOG_SEVERE_RANKED)
         glog = self.glog
-        if glog is not None and _GLOG_SEVERE_FIRST.match(block):
-            self.first_severe = True
+        if glog is not None and not self.mid_line and _GLOG_SEVERE_FIRST.match(block):
+            self.first_severe = True  # the first line has no newline before it for the regex to start from
         if not self.alloc_seen and b"CachingAllocator" in sample:
             self.alloc_seen = True
         alloc = self.alloc_seen
