@@ -59,7 +59,7 @@ def analyze_logs(paths: Sequence[str], since: Optional[str] = None, until: Optio
     paths: files, .gz, directories (plog trees, per-rank folders) or `-` for stdin.
     since/until: times as printed in the logs (`2025-08-06 23:09:00`, `08-06 23:09:00`, `2025-08-06-23:09:00.000`).
     rank: keep only lines of this rank (from the line, else from the file/directory name).
-    thresholds: overrides of DEFAULT_THRESHOLDS. jobs: worker processes (default: CPUs, at most 8).
+    thresholds: overrides of DEFAULT_THRESHOLDS. jobs: worker processes (default: the idle CPUs, at most 8).
     progress: called with (bytes done, bytes total) as ranges finish.
     summary_out: also write this machine's summary there (summary.py), for `logs merge`; node: its name in the summary
     (default: the host name).
@@ -74,6 +74,7 @@ def analyze_logs(paths: Sequence[str], since: Optional[str] = None, until: Optio
         limits[key] = float(value)
     if summary_out is not None:
         node = node or default_node()
+    jobs = jobs or default_jobs()
     sources = sources if sources is not None else resolve_sources(list(paths) or ["-"])
     _time_option("--since", since)  # checked here; each scan resolves a yearless time with its log's year
     _time_option("--until", until)
@@ -82,7 +83,7 @@ def analyze_logs(paths: Sequence[str], since: Optional[str] = None, until: Optio
     part = collect(sources, tasks, results, node=node or "")
     scanned = time.perf_counter() - started
     report = finish([part], limits, context)
-    report.totals["processes"] = worker_count(tasks, jobs or default_jobs(), report.totals["bytes"])
+    report.totals["processes"] = worker_count(tasks, jobs, report.totals["bytes"])
     elapsed = time.perf_counter() - started
     report.totals["seconds"] = round(elapsed, 3)
     report.totals["mb_per_s"] = round(report.totals["bytes"] / 1e6 / elapsed, 1) if elapsed > 0 else None
@@ -147,11 +148,17 @@ def reduce_for_diagnosis(sources: List[TextSource], context: int = 30) -> Tuple[
 # --------------------------------------------------------------------------------------------
 
 def default_jobs() -> int:
+    """The CPUs that are idle (usable CPUs minus the 1-minute load average), at most 8: on a machine busy with other
+    jobs, worker processes would only queue behind them and pay for forking and for sending their results back."""
     try:
         cpus = len(os.sched_getaffinity(0))  # type: ignore[attr-defined]
     except (AttributeError, OSError):
         cpus = os.cpu_count() or 1
-    return max(1, min(8, cpus))
+    try:
+        idle = int(cpus - os.getloadavg()[0] + 0.5)
+    except (AttributeError, OSError):
+        idle = cpus
+    return max(1, min(8, cpus, idle))
 
 
 def plan_tasks(sources: List[TextSource], jobs: Optional[int] = None, context: int = 30, since: Optional[str] = None,

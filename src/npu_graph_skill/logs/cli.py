@@ -50,7 +50,7 @@ def add_parser(subparsers: Any, name: str, help_text: str) -> None:
     parser.add_argument("--threshold", action="append", default=[], metavar="NAME=VALUE",
                         help="change an anomaly threshold: capture_s (10), compile_s (30), replay_ratio (3), idle_gap_s (1)")
     parser.add_argument("--context", type=int, default=30, metavar="N", help="lines kept before/after the first failure (30)")
-    parser.add_argument("--jobs", type=int, metavar="N", help="worker processes (default: CPUs, at most 8)")
+    parser.add_argument("--jobs", type=int, metavar="N", help="worker processes (default: the idle CPUs, at most 8)")
     parser.add_argument("--lang", choices=("zh", "en"), help="language of the text/Markdown output (default: from the locale)")
     cluster = parser.add_argument_group("a job on many nodes")
     cluster.add_argument("--summary-out", metavar="FILE",
