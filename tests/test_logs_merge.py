@@ -132,6 +132,8 @@ def _redigest(data: dict) -> None:
      "digest mismatch"),
     ("other version", lambda p: _rewrite(p, lambda d: (d.update(tool="npu-graph-skill 0.0.1"), _redigest(d))),
      "npu-graph-skill 0.0.1"),
+    ("other schema", lambda p: _rewrite(p, lambda d: (d.update(schema="npu-graph-skill/logs-summary/2"), _redigest(d))),
+     "logs-summary/2"),
 ])
 def test_summaries_that_must_not_merge_are_refused(run_cli, job, tmp_path, name, damage, needle):
     summaries = _summaries(run_cli, {"nodes": job["nodes"][:2]}, tmp_path / "summaries")

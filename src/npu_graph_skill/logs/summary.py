@@ -234,6 +234,9 @@ def read_summary(path: str) -> Tuple[Collected, Dict[str, Any]]:
                         f"or rewrite it with `npu-graph logs PATH --summary-out FILE`") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("schema"), str):
         raise UserError(f"{name}: not an npu-graph logs summary (write one with `npu-graph logs PATH --summary-out FILE`)")
+    if doc["schema"] != SCHEMA and doc["schema"].startswith(SCHEMA.rsplit("/", 1)[0] + "/"):
+        raise UserError(f"{name}: a summary of schema {doc['schema']!r}, this version reads {SCHEMA!r}; write every "
+                        f"node's summary with the same version")
     if doc["schema"] != SCHEMA:
         hint = " (that is a report: `--json` output)" if doc["schema"].startswith("npu-graph-skill/logs/") else ""
         raise UserError(f"{name}: not an npu-graph logs summary: schema {doc['schema']!r}{hint}, expected {SCHEMA!r}")
