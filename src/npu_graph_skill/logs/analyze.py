@@ -30,7 +30,7 @@ from npu_graph_skill.logs.model import (
     TimelineStat,
     Where,
 )
-from npu_graph_skill.logs.collect import CodeNames, Collected, SourcePart, before, collect, merge_groups, ts_key
+from npu_graph_skill.logs.collect import CodeNames, Collected, SourcePart, collect, merge_groups, ts_key
 from npu_graph_skill.logs.scan import ErrorAcc, Event, ScanTask, TaskResult
 
 DEFAULT_THRESHOLDS = {
