@@ -210,3 +210,133 @@ if __name__ == "__main__":
     out = sys.argv[1] if len(sys.argv) > 1 else "mixed.log"
     size = float(sys.argv[2]) if len(sys.argv) > 2 else 10
     print(write_mixed_log(out, size), "lines ->", out, os.path.getsize(out), "bytes")
+
+
+# --------------------------------------------------------------------------------------------
+# A whole cluster job: one folder per node, one per rank, the files each rank leaves.
+# --------------------------------------------------------------------------------------------
+
+# A later decisive error on another rank (formats.md §3.2, https://github.com/vllm-project/vllm-ascend/issues/7676 family:
+# the stream synchronisation of a rank whose peer died fails with a vector-core exception code).
+ALSO_FAILED = ("(Worker_TP{tp} pid={pid}) ERROR {vdate} [multiproc_executor.py:632] RuntimeError: operator():build/CMakeFiles/"
+               "torch_npu.dir/compiler_depend.ts:25 NPU function error: c10_npu::acl::AclrtSynchronizeStreamWithTimeout"
+               "(copy_stream), error code is 507035")
+
+
+def _stamp(seconds: float) -> str:
+    import time as _t
+
+    tm = _t.gmtime(int(seconds))
+    return "%04d%02d%02d%02d%02d%02d%03d" % (tm.tm_year, tm.tm_mon, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                                           int((seconds % 1) * 1000))
+
+
+def write_cluster_job(root: str, ranks: int = 64, nodes: int = 8, kb_per_rank: float = 24, seed: int = 7,
+                      failing_rank: int = 13, also_failing_rank: Optional[int] = 42, skew: Optional[dict] = None,
+                      init_jitter: float = 0.02, timeout_jitter: float = 0.05, start: float = 1754521700.0,
+                      also_failing_after: float = 140.0) -> dict:
+    """A multi-node job as it lies on the nodes when `ASCEND_PROCESS_LOG_PATH` points each rank at its own folder:
+
+        <root>/node03/rank_024/worker.log                  TORCH_NPU_LOGS=+memory,+dispatch,+aclgraph + vLLM worker output
+        <root>/node03/rank_024/run/plog/plog-<pid>_<t>.log  CANN run log: the HCCL communicator-init record (§2.1, §2.6)
+        <root>/node03/rank_024/debug/plog/plog-<pid>_<t>.log CANN debug log: runtime noise, then HCCL / 107020 timeouts
+
+    `failing_rank` fails first (the vllm-ascend#2629 capture failure); every other rank times out 130 s later (within
+    `timeout_jitter`); `also_failing_rank` reports a decisive error of its own 10 s after that. All ranks finish the
+    communicator init within `init_jitter` s of each other. `skew` = {node index: seconds} shifts every time a node
+    prints (its clock is that far ahead). Returns {"nodes": [folder, ...], "failure_time": t, ...}."""
+    rng = random.Random(seed)
+    skew = skew or {}
+    per_node = ranks // nodes
+    init_at = start + 5.0
+    fail_at = start + 600.0
+    timeout_at = fail_at + 130.0
+    folders = []
+    for node in range(nodes):
+        folder = os.path.join(root, f"node{node:02d}")
+        folders.append(folder)
+        shift = float(skew.get(node, 0.0))
+        for local in range(per_node):
+            rank = node * per_node + local
+            _write_rank(os.path.join(folder, f"rank_{rank:03d}"), rank, local, ranks, node, rng, shift, kb_per_rank,
+                        start, init_at + rng.random() * init_jitter, fail_at,
+                        timeout_at + rng.random() * timeout_jitter, failing_rank, also_failing_rank,
+                        fail_at + also_failing_after)
+    return {"nodes": folders, "failure_time": fail_at, "timeout_time": timeout_at, "ranks": ranks, "per_node": per_node}
+
+
+def _write_rank(folder: str, rank: int, local: int, world: int, node: int, rng: random.Random, shift: float,
+                kb: float, start: float, init_at: float, fail_at: float, timeout_at: float, failing_rank: int,
+                also_failing_rank: Optional[int], also_at: float) -> None:
+    pid = 20000 + rank * 7
+    clock = _Clock(start + shift)
+    run_dir = os.path.join(folder, "run", "plog")
+    debug_dir = os.path.join(folder, "debug", "plog")
+    for path in (run_dir, debug_dir):
+        os.makedirs(path, exist_ok=True)
+    name = f"plog-{pid}_{_stamp(start + shift)}.log"
+
+    def at(seconds: float):
+        clock.now = seconds + shift
+        return clock.parts()
+
+    tm, micro = at(init_at)
+    with open(os.path.join(run_dir, name), "w", encoding="utf-8", newline="\n") as run:
+        run.write(f"[TRACE] HCCL({pid},python3):{_plog_time(tm, micro)} [status:init] [hcom.cc:196][hccl-{pid}-0-"
+                  f"{int(init_at)}-hccl_world_group][3]hcom init by file success,take time [1174468]us, rankTablePath"
+                  f"[/job/rank_table.json], rankNum[{world}], rank[{rank}],server[10.0.{node}.1], device[{local}]\n")
+    worker: List[str] = []
+    debug: List[str] = []
+    tp = rank  # vLLM names workers by their tensor-parallel rank; here one TP group spans the job
+    for graph in range(4):  # start-up: compile, captures (§1.5 aclgraph, §5)
+        tm, micro = at(start + 20 + graph * 3)
+        worker.append(f"V{_glog_time(tm, micro)} {pid} torch_npu/csrc/core/npu/NPUGraph.cpp:212] [rank:{rank}] NPUGRAPH Capture begin")
+        tm, micro = at(start + 21.5 + graph * 3 + rng.random() * 0.2)
+        worker.append(f"V{_glog_time(tm, micro)} {pid} torch_npu/csrc/core/npu/NPUGraph.cpp:250] [rank:{rank}] "
+                      f"NPUGRAPH Capture end done: model_ri=0x{0x5645F200 + graph:x}, has_graph_exec=1")
+    tm, micro = at(start + 40)
+    worker.append(f"(Worker_TP{tp} pid={pid}) INFO {_vllm_time(tm)} [model_runner_v1.py:3607] Graph capturing finished in "
+                  f"6 secs, took 0.26 GiB")
+    budget = kb * 1024
+    steps = max(20, int(budget / 150))
+    span = fail_at - 60 - (start + 50)
+    for step in range(steps):  # steady state: replays, allocator and dispatch lines, runtime noise in plog
+        tm, micro = at(start + 50 + span * step / steps)
+        pick = rng.random()
+        if pick < 0.35:
+            worker.append(f"V{_glog_time(tm, micro)} {pid} torch_npu/csrc/core/npu/NPUGraph.cpp:393] [rank:{rank}] "
+                          f"NPUGRAPH Replay model_ri=0x5645f200, device={local}")
+        elif pick < 0.55:
+            worker.append(f"[rank:{rank}]:[{pid}] [{_g2_time(tm, micro)}] torch_npu.memory: [DEBUG] [{pid}] PTA CachingAllocator "
+                          f"malloc: malloc = 512, cached = {(2 << 30) + step * 4096}, allocated = {(1 << 30) + step * 512}")
+        elif pick < 0.65:
+            worker.append(f"[rank:{rank}]:[{pid}] [{_g2_time(tm, micro)}] torch_npu.dispatch: [DEBUG] [{pid + 7}] "
+                          f"ExecFuncOpApi: Op {rng.choice(OPS)} Run.")
+        elif pick < 0.999:
+            debug.append(f"[DEBUG] RUNTIME({pid},python3):{_plog_time(tm, micro)} [stream.cc:1254]{pid + 11} "
+                         f"ExecuteAsync:[EXEC][DEFAULT]stream_id={rng.randrange(2, 64)}, task_id={rng.randrange(65536)}")
+        else:
+            worker.append(f"[rank{rank}]:[W{tm.tm_mon}{tm.tm_mday:02d} {tm.tm_hour:02d}:{tm.tm_min:02d}:{tm.tm_sec:02d}."
+                          f"{micro:06d}000 compiler_depend.ts:187] Warning: Waiting for pending NCCL work to finish before "
+                          f"starting graph capture. (function operator())")
+    if rank == also_failing_rank and also_at < timeout_at:
+        tm, micro = at(also_at)
+        worker.append(ALSO_FAILED.format(tp=tp, pid=pid, vdate=_vllm_time(tm)))
+    elif rank == failing_rank:
+        tm, micro = at(fail_at)
+        worker.extend(DEFAULT_FAILURE.replace("Worker_TP1", f"Worker_TP{tp}").format(
+            pid=pid, vdate=_vllm_time(tm), pdate=_pta_time(tm)).splitlines())
+    else:
+        tm, micro = at(timeout_at)
+        debug.append(f"[ERROR] HCCL({pid},python3):{_plog_time(tm, micro)} [hccl_socket_manager.cc:778] [{pid + 5}]"
+                     f"[Wait][LinkEstablish]wait socket establish timeout, role[1] rank[{rank}] timeout[130]")
+        tm, micro = at(timeout_at + 0.04)
+        debug.append(f"[ERROR] RUNTIME({pid},python3):{_plog_time(tm, micro)} [stream.cc:1102]{pid} "
+                     f"SynchronizeImpl:Stream synchronize timeout, runtime result = 107020")
+        if rank == also_failing_rank:
+            tm, micro = at(also_at)
+            worker.append(ALSO_FAILED.format(tp=tp, pid=pid, vdate=_vllm_time(tm)))
+    with open(os.path.join(folder, "worker.log"), "w", encoding="utf-8", newline="\n") as handle:
+        handle.write("\n".join(worker) + "\n")
+    with open(os.path.join(debug_dir, name), "w", encoding="utf-8", newline="\n") as handle:
+        handle.write("\n".join(debug) + "\n")

@@ -21,7 +21,7 @@ from npu_graph_skill.mcp.guard import ServerSettings  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 
-TOOLS = {"diagnose", "analyze_logs", "lookup_error_code", "search_knowledge", "locate_source", "find_raise_site",
+TOOLS = {"diagnose", "analyze_logs", "logs_merge", "lookup_error_code", "search_knowledge", "locate_source", "find_raise_site",
          "health_check", "perf_trace", "perf_compare", "analyze_graph_dump", "record_case", "list_patterns",
          "route_request", "lint", "run_bundle"}
 
@@ -146,6 +146,31 @@ async def test_analyze_logs_on_real_plogs(work, shared_data):
     assert not result.is_error, result.content
     report = result.structured_content
     assert report["errors"] and report["totals"]["files"] == 4
+
+
+async def test_logs_merge_of_node_summaries(work):
+    """Two nodes' summaries of a generated job (real layouts, benchmarks/logs_corpus.py) merge into the job's first
+    failure; a changed summary and a summary outside the roots are refused with one line."""
+    from npu_graph_skill import api
+    from test_logs_analyze import _corpus
+
+    inside, outside = work
+    job = _corpus().write_cluster_job(str(inside / "job"), ranks=4, nodes=2, kb_per_rank=4, failing_rank=1,
+                                      also_failing_rank=None)
+    (inside / "summ").mkdir()
+    for folder in job["nodes"]:
+        name = folder.rsplit("/", 1)[-1]
+        api.analyze_logs([folder], summary_out=str(inside / "summ" / f"{name}.json"), node=name)
+    result = await call("logs_merge", {"paths": [str(inside / "summ")], "clock_offsets": {"node01": 0.5}})
+    assert not result.is_error, result.content
+    report = result.structured_content
+    assert report["first_failure"]["rank"] == 1 and report["totals"]["nodes"] == 2
+    assert {c["node"]: c["method"] for c in report["clocks"]}["node01"] == "given"
+    summary = inside / "summ" / "node00.json"
+    summary.write_text(summary.read_text().replace('"count":1,', '"count":2,', 1))
+    assert "digest mismatch" in error_text(await call("logs_merge", {"paths": [str(summary)]}))
+    (outside / "node.json").write_text("{}")
+    assert "outside the allowed roots" in error_text(await call("logs_merge", {"paths": [str(outside / "node.json")]}))
 
 
 async def test_perf_trace_and_graph_dump_on_real_samples(work, shared_data):

@@ -48,7 +48,8 @@ async def test_a_stdio_session_lists_tools_diagnoses_refuses_and_keeps_serving(t
     with open(tmp_path / "server.stderr", "w") as errlog:
         async with Client(stdio_client(server_params(work), errlog=errlog), read_timeout_seconds=120) as client:
             names = {t.name for t in (await client.list_tools()).tools}
-            assert {"diagnose", "analyze_logs", "record_case", "health_check", "run_bundle", "lint"} <= names and len(names) == 15
+            assert {"diagnose", "analyze_logs", "logs_merge", "record_case", "health_check", "run_bundle", "lint"} <= names \
+                and len(names) == 16
 
             result = await client.call_tool("diagnose", {"path": "error.txt", "lang": "en"})  # relative to the server's cwd
             assert not result.is_error, result.content

@@ -74,6 +74,15 @@ def analyze_logs(paths: List[str], **options: Any):
     return run(paths, **options)
 
 
+def merge_log_summaries(paths: List[str], clock_offsets: Optional[Dict[str, float]] = None):
+    """Per-node summaries (`npu-graph logs PATH --summary-out FILE` on each node) → the report of the whole job: first
+    failure across all ranks with each node's clock aligned, consequences, anomalies. clock_offsets: {node: seconds its
+    clock is ahead}; the others are estimated from events every rank logs together."""
+    from npu_graph_skill.logs.merge import merge_summaries
+
+    return merge_summaries(paths, clock_offsets=clock_offsets)
+
+
 # --- environment doctor ----------------------------------------------------------------------
 
 

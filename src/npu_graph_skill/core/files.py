@@ -11,7 +11,10 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from typing import Callable, Union
+import sys
+from typing import Callable, Optional, Union
+
+from npu_graph_skill.core.errors import UserError
 
 # Testing hook: seconds to sleep between the temporary write and the rename, to kill a writer there.
 PAUSE_ENV = "NPU_GRAPH_KB_PAUSE_BEFORE_RENAME"
@@ -72,3 +75,14 @@ def _fsync(path: str, flags: int) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def write_output(text: str, output: Optional[str]) -> None:
+    """A command's result: to stdout, or whole into the file `--output` names (one-line error if it cannot)."""
+    if not output:
+        sys.stdout.write(text)
+        return
+    try:
+        atomic_write(output, text)
+    except OSError as exc:
+        raise UserError(f"{output}: cannot write ({exc.strerror or exc})") from None

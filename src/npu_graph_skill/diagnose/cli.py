@@ -7,6 +7,7 @@ import sys
 from typing import List
 
 from npu_graph_skill.core.errors import UserError
+from npu_graph_skill.core.files import write_output
 from npu_graph_skill.core.render import (
     FIX_IN_NAMES, Style, default_lang, md_table, phase_name, pick, text_table, to_json,
 )
@@ -98,24 +99,12 @@ def run_diagnose(args) -> int:
         from npu_graph_skill.diagnose.report import render_text
 
         rendered = render_text(report, Style(sys.stdout if not args.output else None))
-    _emit(rendered, args.output)
+    write_output(rendered, args.output)
     if args.record:
         from npu_graph_skill.cases.cli import record_from_report
 
         return record_from_report(report.to_dict(), args, symptom_text=text, stream=sys.stderr)
     return 0
-
-
-def _emit(text: str, output) -> None:
-    if not output:
-        sys.stdout.write(text)
-        return
-    from npu_graph_skill.core.files import atomic_write
-
-    try:
-        atomic_write(output, text)
-    except OSError as exc:
-        raise UserError(f"{output}: cannot write ({exc.strerror or exc})") from None
 
 
 def _errcode_parser(subparsers, name, help_text):

@@ -3,10 +3,10 @@
 A message the knowledge knows is missed when the paste breaks it over two lines: a terminal cuts
 lines at its width (in the middle of a word), an issue form or a mail client wraps at spaces.
 
-- `unwrap` rejoins the lines of a paste that is evidently wrapped: a terminal wrap leaves many
-  lines of exactly one width and none longer; a word wrap leaves most long lines within a few
-  columns of the widest. Lines that start a new record (a frame, a traceback, a timestamp, a
-  worker prefix, a log level) are never joined to the line above.
+- `unwrap` rejoins the lines of a paste that is evidently wrapped: a terminal wrap leaves the lines
+  it cut exactly as wide as the widest; a word wrap leaves lines that are full (the next line's
+  first word would not have fitted). Lines that start a new record (a frame, a traceback, a
+  timestamp, a worker prefix, a log level) are never joined to the line above.
 - `FlowText.search` finds a regex that still spans a line break after that: per line first
   (the common case), then over two or three consecutive lines joined with and without a space,
   only where the regex's literal text occurs with whitespace and line breaks ignored.
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections import Counter
 from typing import List, Optional, Sequence
 
 from npu_graph_skill.knowledge.prefilter import may_match

@@ -231,16 +231,9 @@ def _knowledge_key() -> str:
     for dirpath, dirnames, filenames in os.walk(os.path.join(package, "knowledge")):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "__")))
         paths.extend(os.path.join(dirpath, n) for n in sorted(filenames) if n.endswith((".md", ".yaml", ".yml", ".csv", ".json", ".py")))
-    stamps = []
-    for path in paths:
-        try:
-            st = os.stat(path)
-        except OSError:
-            continue
-        stamps.append((path, st.st_mtime_ns, st.st_size))
     from npu_graph_skill.expert import ask_cache
 
-    return ask_cache.digest(stamps)
+    return ask_cache.files_digest(paths)
 
 
 def build_index(entries: Iterable[Entry], notes: Optional[List[str]] = None, key: str = "") -> KnowledgeIndex:

@@ -33,6 +33,18 @@ def digest(stamps: Iterable[Any]) -> str:
     return hashlib.sha1(repr((SCHEMA, tuple(stamps))).encode("utf-8", "replace")).hexdigest()[:16]
 
 
+def files_digest(paths: Iterable[str]) -> str:
+    """A digest of (path, mtime, size) of the files an index is made from (missing ones are skipped)."""
+    stamps = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        stamps.append((path, st.st_mtime_ns, st.st_size))
+    return digest(stamps)
+
+
 def _enabled() -> bool:
     return os.environ.get("NPU_GRAPH_NO_CACHE", "").strip() not in ("1", "true", "yes")
 

@@ -6,6 +6,7 @@ import json
 import sys
 
 from npu_graph_skill.core.errors import UserError
+from npu_graph_skill.core.files import write_output
 from npu_graph_skill.core.render import Style, default_lang, to_json
 
 EPILOG = """examples:
@@ -72,7 +73,7 @@ def run_lint(args) -> int:
         from npu_graph_skill.lint.render import render_text
 
         rendered = render_text(report, Style(sys.stdout if not args.output else None), lang)
-    _emit(rendered, args.output)
+    write_output(rendered, args.output)
     if report.files_checked == 0 and report.skipped:
         return 2  # nothing could be read: bad input, not a clean result
     return 0 if args.exit_zero or not report.findings else 1
@@ -93,13 +94,3 @@ def _explain(rule_id: str, lang: str) -> int:
     return 0
 
 
-def _emit(text: str, output) -> None:
-    if not output:
-        sys.stdout.write(text)
-        return
-    from npu_graph_skill.core.files import atomic_write
-
-    try:
-        atomic_write(output, text)
-    except OSError as exc:
-        raise UserError(f"{output}: cannot write ({exc.strerror or exc})") from None

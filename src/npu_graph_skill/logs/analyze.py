@@ -2,11 +2,13 @@
 anomalies, first failure across ranks); `reduce_for_diagnosis`: a big log → the few lines the
 diagnosis should read.
 
-Files, and byte ranges of big files, are scanned in parallel processes (`scan.py`); their results are
-merged here, in time order across ranks.
+Files, and byte ranges of big files, are scanned in parallel processes (`scan.py`); `collect.py` turns their results
+into one machine's part; `finish` builds the report from the parts of one machine or, for `logs merge`, of many
+(merge.py), in time order across ranks on one clock.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import time
@@ -19,7 +21,6 @@ from npu_graph_skill.logs import scan as scanner
 from npu_graph_skill.logs.formats import parse_time, rank_from_path
 from npu_graph_skill.logs.model import (
     Anomaly,
-    CodeName,
     Consequence,
     ErrorGroup,
     FirstFailure,
@@ -29,6 +30,7 @@ from npu_graph_skill.logs.model import (
     TimelineStat,
     Where,
 )
+from npu_graph_skill.logs.collect import CodeNames, Collected, SourcePart, collect, merge_groups, ts_key
 from npu_graph_skill.logs.scan import ErrorAcc, Event, ScanTask, TaskResult
 
 DEFAULT_THRESHOLDS = {
@@ -50,33 +52,58 @@ MAX_CONSEQUENCES = 50
 def analyze_logs(paths: Sequence[str], since: Optional[str] = None, until: Optional[str] = None,
                  rank: Optional[int] = None, thresholds: Optional[Dict[str, float]] = None, context: int = 30,
                  jobs: Optional[int] = None, progress: Optional[Callable[[int, int], None]] = None,
-                 sources: Optional[List[TextSource]] = None, **_ignored: Any) -> LogReport:
+                 sources: Optional[List[TextSource]] = None, summary_out: Optional[str] = None,
+                 node: Optional[str] = None, **_ignored: Any) -> LogReport:
     """Scan logs and build the report.
 
     paths: files, .gz, directories (plog trees, per-rank folders) or `-` for stdin.
     since/until: times as printed in the logs (`2025-08-06 23:09:00`, `08-06 23:09:00`, `2025-08-06-23:09:00.000`).
     rank: keep only lines of this rank (from the line, else from the file/directory name).
-    thresholds: overrides of DEFAULT_THRESHOLDS. jobs: worker processes (default: CPUs, at most 8).
+    thresholds: overrides of DEFAULT_THRESHOLDS. jobs: worker processes (default: the idle CPUs, at most 8).
     progress: called with (bytes done, bytes total) as ranges finish.
+    summary_out: also write this machine's summary there (summary.py), for `logs merge`; node: its name in the summary
+    (default: the host name).
     """
     started = time.perf_counter()
     limits = dict(DEFAULT_THRESHOLDS)
     for key, value in (thresholds or {}).items():
         if key not in limits:
             raise UserError(f"unknown threshold {key!r}; known: {', '.join(sorted(limits))}")
+        if not math.isfinite(float(value)):
+            raise UserError(f"threshold {key}={value}: not a finite number")
         limits[key] = float(value)
+    if summary_out is not None:
+        node = node or default_node()
+    jobs = jobs or default_jobs()
     sources = sources if sources is not None else resolve_sources(list(paths) or ["-"])
     _time_option("--since", since)  # checked here; each scan resolves a yearless time with its log's year
     _time_option("--until", until)
     tasks = plan_tasks(sources, jobs=jobs, context=context, since=since or None, until=until or None, only_rank=rank)
     results = run_tasks(tasks, jobs=jobs, progress=progress)
-    report = build_report(sources, tasks, results, limits, context)
-    report.totals["processes"] = worker_count(tasks, jobs or default_jobs(), report.totals["bytes"])
+    part = collect(sources, tasks, results, node=node or "")
+    scanned = time.perf_counter() - started
+    report = finish([part], limits, context)
+    report.totals["processes"] = worker_count(tasks, jobs, report.totals["bytes"])
     elapsed = time.perf_counter() - started
     report.totals["seconds"] = round(elapsed, 3)
     report.totals["mb_per_s"] = round(report.totals["bytes"] / 1e6 / elapsed, 1) if elapsed > 0 else None
     report.filters = {"since": since, "until": until, "rank": rank}
+    if summary_out is not None:
+        from npu_graph_skill.logs.summary import write_summary
+
+        totals = {key: report.totals[key] for key in ("files", "bytes", "lines", "candidates")}
+        totals["seconds"] = round(scanned, 3)
+        write_summary(summary_out, part, {"context": context, "since": since, "until": until, "rank": rank,
+                                          "thresholds": limits}, totals)
+        report.totals["summary"] = summary_out
     return report
+
+
+def default_node() -> str:
+    """This machine's name in a summary: the host name (Slurm, pdsh, Ansible and Kubernetes pods all set one)."""
+    import socket
+
+    return socket.gethostname() or "localhost"
 
 
 def reduce_for_diagnosis(sources: List[TextSource], context: int = 30,
@@ -124,11 +151,17 @@ def reduce_for_diagnosis(sources: List[TextSource], context: int = 30,
 # --------------------------------------------------------------------------------------------
 
 def default_jobs() -> int:
+    """The CPUs that are idle (usable CPUs minus the 1-minute load average), at most 8: on a machine busy with other
+    jobs, worker processes would only queue behind them and pay for forking and for sending their results back."""
     try:
         cpus = len(os.sched_getaffinity(0))  # type: ignore[attr-defined]
     except (AttributeError, OSError):
         cpus = os.cpu_count() or 1
-    return max(1, min(8, cpus))
+    try:
+        idle = int(cpus - os.getloadavg()[0] + 0.5)
+    except (AttributeError, OSError):
+        idle = cpus
+    return max(1, min(8, cpus, idle))
 
 
 def plan_tasks(sources: List[TextSource], jobs: Optional[int] = None, context: int = 30, since: Optional[str] = None,
@@ -137,10 +170,10 @@ def plan_tasks(sources: List[TextSource], jobs: Optional[int] = None, context: i
     split_bytes = SPLIT_BYTES
     tasks: List[ScanTask] = []
     for index, source in enumerate(sources):
-        common = dict(index=index, name=source.name, path=source.path, year=scanner.file_year(source.path),
+        size, year = _size_and_year(source.path)  # one stat per file: a thousand rank files pay for nothing twice
+        common = dict(index=index, name=source.name, path=source.path, year=year, size=size,
                       rank=rank_from_path(source.path or ""), context=context, since=since, until=until,
                       only_rank=only_rank, block_bytes=scanner.BLOCK_BYTES)
-        size = source.size
         if source.path is None or source.path.endswith(".gz") or jobs <= 1 or size <= split_bytes:
             tasks.append(ScanTask(**common))
             continue
@@ -149,6 +182,16 @@ def plan_tasks(sources: List[TextSource], jobs: Optional[int] = None, context: i
         for start in range(0, size, step):
             tasks.append(ScanTask(start=start, end=min(size, start + step), **common))
     return tasks
+
+
+def _size_and_year(path: Optional[str]) -> Tuple[int, int]:
+    """(bytes, the year assumed for lines that print none: the file's modification year; stdin: 0 and this year)."""
+    try:
+        stat = os.stat(path) if path else None
+    except OSError:
+        stat = None
+    stamp = stat.st_mtime if stat is not None else time.time()
+    return (stat.st_size if stat is not None else 0), time.localtime(stamp).tm_year
 
 
 def _task_bytes(task: ScanTask, sizes: Dict[int, int]) -> int:
@@ -164,10 +207,7 @@ def run_tasks(tasks: List[ScanTask], jobs: Optional[int] = None,
     sizes = {}
     for task in tasks:
         if task.path is not None and task.end is None:
-            try:
-                sizes[task.index] = os.path.getsize(task.path)
-            except OSError:
-                sizes[task.index] = 0
+            sizes[task.index] = task.size
     total = sum(_task_bytes(t, sizes) for t in tasks)
     done = 0
     if worker_count(tasks, jobs, total) == 1:
@@ -186,7 +226,11 @@ def run_tasks(tasks: List[ScanTask], jobs: Optional[int] = None,
     pool = context.Pool(processes=min(jobs, len(tasks)), initializer=_ignore_sigint)
     by_position: Dict[int, TaskResult] = {}
     try:
-        for position, result in pool.imap_unordered(_scan_indexed, [(i, tasks[i]) for i in order]):
+        # a thousand small rank files: hand them out in batches, one round trip per batch (still 8 per worker at least)
+        batch = max(1, len(tasks) // (min(jobs, len(tasks)) * 8))
+        scanning = pool.imap_unordered(_scan_indexed, [(i, tasks[i]) for i in order], chunksize=batch)
+        _warm_code_names()  # the parent only waits meanwhile: load the code tables the report names codes with
+        for position, result in scanning:
             by_position[position] = result
             done += _task_bytes(tasks[position], sizes)
             if progress:
@@ -198,6 +242,15 @@ def run_tasks(tasks: List[ScanTask], jobs: Optional[int] = None,
     finally:
         pool.join()
     return [by_position[i] for i in range(len(tasks))]
+
+
+def _warm_code_names() -> None:
+    try:
+        from npu_graph_skill.knowledge.codes import describe
+
+        describe("107020")
+    except Exception:  # noqa: BLE001 - the report works without names; it will say nothing more here
+        pass
 
 
 def worker_count(tasks: List[ScanTask], jobs: int, total: int) -> int:
@@ -228,7 +281,7 @@ def _time_option(name: str, value: Optional[str]) -> Optional[float]:
 
 
 # --------------------------------------------------------------------------------------------
-# Merging and the report.
+# The report: one machine's parts or several machines' parts, on one clock.
 # --------------------------------------------------------------------------------------------
 
 def fmt_ts(ts: Optional[float]) -> str:
@@ -240,66 +293,91 @@ def fmt_ts(ts: Optional[float]) -> str:
     return "%04d-%02d-%02d %02d:%02d:%02d.%03d" % (tm.tm_year, tm.tm_mon, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms)
 
 
-class _Merged:
-    """Results of all tasks with line numbers made global per source."""
+class _Whole:
+    """The parts of every machine as one input: sources numbered in part order, times moved onto one clock (each
+    part's `offset`, the lead of its clock, subtracted)."""
 
-    def __init__(self, sources: List[TextSource], tasks: List[ScanTask], results: List[TaskResult]):
-        self.sources = sources
-        self.tasks = tasks
-        self.results = results
-        base: Dict[int, int] = defaultdict(int)
-        # the tasks of one source are contiguous ranges: number their lines in start order
-        ordered = sorted(range(len(tasks)), key=lambda i: (tasks[i].index, tasks[i].start))
-        self.line_base = [0] * len(tasks)
-        for i in ordered:
-            self.line_base[i] = base[tasks[i].index]
-            base[tasks[i].index] += results[i].lines
-        self.lines_per_source = dict(base)
+    def __init__(self, parts: List[Collected], uncertainty: Optional[Dict[str, float]] = None):
+        self.sources: List[SourcePart] = []
+        self.nodes: List[str] = []
+        self.notes: List[str] = []
+        self.events: List[Event] = []
+        self.replays: List[Any] = []
+        self.windows: Dict[Tuple[int, int], List[str]] = {}
+        self.window_before: Dict[Tuple[int, int], int] = {}
+        self.uncertainty = uncertainty or {}
+        self.replays_unsampled = self.dropped = self.candidates = self.oom_floods = 0
+        accs: List[ErrorAcc] = []
+        for part in parts:
+            base = len(self.sources)
+            shift = part.offset
+            for source in part.sources:
+                if base or shift:
+                    source = dataclasses.replace(source, first_ts=_shifted(source.first_ts, shift),
+                                                 last_ts=_shifted(source.last_ts, shift))
+                self.sources.append(source)
+                self.nodes.append(part.node)
+            self.notes.extend(part.notes)
+            self.dropped += part.dropped
+            self.candidates += part.candidates
+            self.oom_floods += part.oom_floods
+            self.replays.extend(part.replays)
+            self.replays_unsampled += part.replays_unsampled
+            for (source, offset), lines in part.windows.items():
+                self.windows[(source + base, offset)] = lines
+                self.window_before[(source + base, offset)] = part.window_before[(source, offset)]
+            if not base and not shift:
+                self.events.extend(part.events)
+                accs.extend(part.groups)
+                continue
+            self.events.extend(dataclasses.replace(e, source=e.source + base, ts=_shifted(e.ts, shift)) for e in part.events)
+            for acc in part.groups:
+                accs.append(dataclasses.replace(
+                    acc, first=dataclasses.replace(acc.first, source=acc.first.source + base,
+                                                   ts=_shifted(acc.first.ts, shift)),
+                    last_ts=_shifted(acc.last_ts, shift),
+                    per_rank={r: (_shifted(ts, shift), line, off, src + base, text)
+                              for r, (ts, line, off, src, text) in acc.per_rank.items()},
+                    last_by_rank={r: ts - shift for r, ts in acc.last_by_rank.items()}))
+        self.groups = merge_groups(accs) if len(parts) > 1 else accs
+        names = [s.name for s in self.sources]
+        clash = {n for n, c in Counter(names).items() if c > 1}  # the same path on two nodes
+        self.labels = [f"{node}:{name}" if name in clash and node else name for name, node in zip(names, self.nodes)]
 
     def where(self, event: Event, rank: Optional[int] = None) -> Where:
         return Where(source=self.sources[event.source].name, line=event.line, text=event.text,
-                     rank=event.rank if rank is None else rank, time=event.time)
+                     rank=event.rank if rank is None else rank, time=event.time, node=self.nodes[event.source])
 
 
-def _fix_lines(merged: _Merged) -> None:
-    for i, result in enumerate(merged.results):
-        base = merged.line_base[i]
-        if not base:
-            continue
-        for acc in result.errors.values():
-            acc.first.line += base
-            acc.last_line += base
-            acc.per_rank = {r: (ts, line + base, off, src, text) for r, (ts, line, off, src, text) in acc.per_rank.items()}
-        for event in result.timeline:
-            event.line += base
-        for window in result.windows.values():
-            window.line += base
+def _shifted(ts: Optional[float], shift: float) -> Optional[float]:
+    return ts - shift if ts is not None and shift else ts
 
 
 def build_report(sources: List[TextSource], tasks: List[ScanTask], results: List[TaskResult],
                  limits: Dict[str, float], context: int) -> LogReport:
-    merged = _Merged(sources, tasks, results)
-    _fix_lines(merged)
-    notes: List[str] = [note for source in sources for note in source.notes]
-    for result in results:
-        notes.extend(n for n in result.notes if "distinct error signatures" not in n)
-    dropped = sum(r.dropped_signatures for r in results)
-    if dropped:
+    """The report of one machine's scan."""
+    return finish([collect(sources, tasks, results)], limits, context)
+
+
+def finish(parts: List[Collected], limits: Dict[str, float], context: int,
+           uncertainty: Optional[Dict[str, float]] = None) -> LogReport:
+    """The report of the union of `parts` (one machine's scan, or the summaries of many). `uncertainty`: node → how
+    far off (s) its corrected clock may still be; ranks closer than that cannot be ordered."""
+    whole = _Whole(parts, uncertainty)
+    notes = list(whole.notes)
+    if whole.dropped:
         notes.append(f"more than {scanner.MAX_GROUPS} distinct error/warning signatures in one part of the input: "
-                     f"{dropped:,} lines of later signatures were counted but not grouped")
-    summaries = _source_summaries(merged)
-    _ranks_from_other_files(tasks, results)
-    groups = _merge_groups(results)
-    _resolve_ranks(tasks, results, groups)
-    code_names = _CodeNames()
-    for acc in groups:  # the knowledge base knows codes that only ever follow an earlier fault (107020, 507011, EI0002 ...)
-        if acc.kind == "error" and acc.role == "decisive" and any(code_names.role(c) == "consequence" for c in acc.first.codes):
-            acc.role = "consequence"
-    errors = [_error_group(merged, acc, code_names) for acc in groups if acc.kind == "error"]
-    warnings = [_error_group(merged, acc, code_names) for acc in groups if acc.kind == "warning"]
+                     f"{whole.dropped:,} lines of later signatures were counted but not grouped")
+    summaries = [SourceSummary(name=s.name, rank=s.rank, bytes=s.bytes, lines=s.lines, layouts=dict(s.layouts),
+                               first_time=fmt_ts(s.first_ts), last_time=fmt_ts(s.last_ts), notes=list(s.notes), node=node)
+                 for s, node in zip(whole.sources, whole.nodes)]
+    groups = whole.groups
+    code_names = CodeNames()
+    errors = [_error_group(whole, acc, code_names) for acc in groups if acc.kind == "error"]
+    warnings = [_error_group(whole, acc, code_names) for acc in groups if acc.kind == "warning"]
     role_order = {"decisive": 0, "consequence": 1, "benign": 2}
-    errors.sort(key=lambda g: (role_order.get(g.role, 3), _ts_key(g.first_ts), g.first.source, g.first.line))
-    warnings.sort(key=lambda g: (-g.count, _ts_key(g.first_ts)))
+    errors.sort(key=lambda g: (role_order.get(g.role, 3), ts_key(g.first_ts), g.first.node, g.first.source, g.first.line))
+    warnings.sort(key=lambda g: (-g.count, ts_key(g.first_ts), g.first.node, g.first.source, g.first.line))
     error_lines = sum(g.count for g in errors)
     warning_lines = sum(g.count for g in warnings)
     signatures = len(errors)
@@ -308,19 +386,18 @@ def build_report(sources: List[TextSource], tasks: List[ScanTask], results: List
         errors = errors[:MAX_GROUPS_REPORTED]
     if len(warnings) > MAX_GROUPS_REPORTED:
         warnings = warnings[:MAX_GROUPS_REPORTED]
-    first = _first_failure(merged, groups, code_names, context)
-    timeline, anomalies = _timeline(merged, limits)
-    memory = _memory(merged)
-    total_bytes = sum(s.size for s in sources if s.path) or sum(r.bytes_read for r in results)
+    first = _first_failure(whole, groups, code_names, context)
+    timeline, anomalies = _timeline(whole, limits)
+    memory = _memory(whole, groups)
     totals = {
-        "files": len(sources),
-        "bytes": total_bytes,
-        "lines": sum(r.lines for r in results),
-        "candidates": sum(r.candidates for r in results),
+        "files": len(whole.sources),
+        "bytes": sum(s.bytes for s in whole.sources),
+        "lines": sum(s.lines for s in whole.sources),
+        "candidates": whole.candidates,
         "errors": error_lines,
         "error_signatures": signatures,
         "warnings": warning_lines,
-        "uncounted_signature_lines": sum(r.dropped_signatures for r in results),
+        "uncounted_signature_lines": whole.dropped,
     }
     severity = "ok"
     if warnings:
@@ -334,109 +411,7 @@ def build_report(sources: List[TextSource], tasks: List[ScanTask], results: List
                      notes=notes, severity=severity)
 
 
-def _ts_key(ts: Optional[float]) -> float:
-    return ts if ts is not None else math.inf
-
-
-def _source_summaries(merged: _Merged) -> List[SourceSummary]:
-    out = []
-    for index, source in enumerate(merged.sources):
-        parts = [(t, r) for t, r in zip(merged.tasks, merged.results) if t.index == index]
-        layouts: Counter = Counter()
-        first_ts = last_ts = None
-        notes: List[str] = []
-        for task, result in parts:
-            layouts.update(result.census)
-            layouts.update(result.layouts)
-            if result.first_ts is not None and (first_ts is None or result.first_ts < first_ts):
-                first_ts = result.first_ts
-            if result.last_ts is not None and (last_ts is None or result.last_ts > last_ts):
-                last_ts = result.last_ts
-            notes.extend(result.notes)
-        layouts.pop("text", None) if len(layouts) > 1 else None
-        out.append(SourceSummary(name=source.name, rank=parts[0][0].rank if parts else None,
-                                 bytes=source.size if source.path else sum(r.bytes_read for _, r in parts),
-                                 lines=merged.lines_per_source.get(index, 0), layouts=dict(layouts.most_common()),
-                                 first_time=fmt_ts(first_ts), last_time=fmt_ts(last_ts), notes=notes))
-    return out
-
-
-def _merge_groups(results: List[TaskResult]) -> List[ErrorAcc]:
-    merged: Dict[str, ErrorAcc] = {}
-    for result in results:
-        for sig, acc in result.errors.items():
-            into = merged.get(sig)
-            if into is None:
-                merged[sig] = ErrorAcc(signature=sig, kind=acc.kind, role=acc.role, first=acc.first, count=acc.count,
-                                       last_ts=acc.last_ts, last_line=acc.last_line, per_rank=dict(acc.per_rank))
-                continue
-            into.count += acc.count
-            if _before(acc.first, into.first):
-                into.first = acc.first
-            if acc.last_ts is not None and (into.last_ts is None or acc.last_ts > into.last_ts):
-                into.last_ts = acc.last_ts
-            for rank, seen in acc.per_rank.items():
-                have = into.per_rank.get(rank)
-                if have is None or _ts_key(seen[0]) < _ts_key(have[0]):
-                    into.per_rank[rank] = seen
-    return list(merged.values())
-
-
-def _ranks_from_other_files(tasks: List[ScanTask], results: List[TaskResult]) -> None:
-    """A file that never prints a rank next to its pid (a plog-PID file) takes the rank other files print
-    next to that pid: one job's plogs beside the output of its ranks (the folder of `npu-graph run`). Done
-    per file, before the merge, because each file is one process; a pid given different ranks elsewhere
-    (logs of several machines) is left without one."""
-    anywhere: Dict[str, Optional[int]] = {}
-    for result in results:
-        for pid, rank in result.pid_ranks.items():
-            anywhere[pid] = rank if anywhere.get(pid, rank) == rank else None
-    if not anywhere:
-        return
-    for task, result in zip(tasks, results):
-        if task.rank is not None:
-            continue
-        for acc in result.errors.values():
-            pid = acc.first.pid
-            if None not in acc.per_rank or not pid or pid in result.pid_ranks or anywhere.get(pid) is None:
-                continue
-            rank = anywhere[pid]
-            seen = acc.per_rank.pop(None)
-            have = acc.per_rank.get(rank)
-            if have is None or _ts_key(seen[0]) < _ts_key(have[0]):
-                acc.per_rank[rank] = seen
-            if acc.first.rank is None:
-                acc.first.rank = rank
-
-
-def _resolve_ranks(tasks: List[ScanTask], results: List[TaskResult], groups: List[ErrorAcc]) -> None:
-    """Give rank-less occurrences (plog lines print a pid, not a rank) the rank that other lines of the same
-    file print next to that pid (`[rank:0]:[29930]`, `(Worker_TP0 pid=29930)`)."""
-    pid_ranks: Dict[Tuple[int, str], int] = {}
-    for task, result in zip(tasks, results):
-        for pid, rank in result.pid_ranks.items():
-            pid_ranks.setdefault((task.index, pid), rank)
-    if not pid_ranks:
-        return
-    for acc in groups:
-        if None not in acc.per_rank or not acc.first.pid:
-            continue
-        rank = pid_ranks.get((acc.first.source, acc.first.pid))
-        if rank is None:
-            continue
-        seen = acc.per_rank.pop(None)
-        have = acc.per_rank.get(rank)
-        if have is None or _ts_key(seen[0]) < _ts_key(have[0]):
-            acc.per_rank[rank] = seen
-        if acc.first.rank is None:
-            acc.first.rank = rank
-
-
-def _before(a: Event, b: Event) -> bool:
-    return (_ts_key(a.ts), a.source, a.offset) < (_ts_key(b.ts), b.source, b.offset)
-
-
-def _error_group(merged: _Merged, acc: ErrorAcc, names: "_CodeNames") -> ErrorGroup:
+def _error_group(whole: _Whole, acc: ErrorAcc, names: CodeNames) -> ErrorGroup:
     first = acc.first
     kind_id = {"decisive": "E-001", "consequence": "E-002", "benign": "E-003"}
     role = acc.role if acc.kind == "error" else "warning"
@@ -445,90 +420,77 @@ def _error_group(merged: _Merged, acc: ErrorAcc, names: "_CodeNames") -> ErrorGr
         id=kind_id.get(role, "E-004"), kind=acc.kind, role=role, signature=acc.signature.split("|", 1)[1],
         message=first.message, level=first.level, module=first.module, format=first.format, count=acc.count,
         first_time=fmt_ts(first.ts), last_time=fmt_ts(acc.last_ts), first_ts=first.ts, last_ts=acc.last_ts,
-        ranks=ranks, sources=[merged.sources[first.source].name], first=merged.where(first),
+        ranks=ranks, sources=[whole.sources[first.source].name], first=whole.where(first),
         codes=[names.name(code) for code in first.codes])
-
-
-class _CodeNames:
-    """Names, meanings and roles of codes from the knowledge base (`knowledge.codes.describe`)."""
-
-    def __init__(self) -> None:
-        self.cache: Dict[str, Tuple[CodeName, str]] = {}
-        try:
-            from npu_graph_skill.knowledge.codes import describe
-
-            self.describe = describe
-        except Exception:  # noqa: BLE001 - without the knowledge base, codes stay unnamed
-            self.describe = None
-
-    def _entry(self, code: str) -> Tuple[CodeName, str]:
-        if code not in self.cache:
-            entry = None
-            if self.describe is not None:
-                try:
-                    entry = self.describe(code)
-                except Exception:  # noqa: BLE001 - a broken knowledge file must not break the log report
-                    entry = None
-            if entry is None:
-                self.cache[code] = (CodeName(code=code), "")
-            else:
-                self.cache[code] = (CodeName(code=code, name=str(entry.name), meaning=str(entry.meaning)),
-                                    str(getattr(entry, "role", "") or ""))
-        return self.cache[code]
-
-    def name(self, code: str) -> CodeName:
-        return self._entry(code)[0]
-
-    def role(self, code: str) -> str:
-        """decisive | wrapper | consequence | noisy | '' (unknown)."""
-        return self._entry(code)[1]
 
 
 # --------------------------------------------------------------------------------------------
 # First failure across ranks.
 # --------------------------------------------------------------------------------------------
 
-def _occurrences(groups: List[ErrorAcc], role: str) -> List[Tuple[float, int, int, Optional[int], ErrorAcc]]:
+def occurrences(groups: List[ErrorAcc], role: str) -> List[Tuple[float, int, int, Optional[int], ErrorAcc]]:
+    """Each rank's first occurrence of each group of this role: (time, source, offset, rank, group), earliest first."""
     found = []
     for acc in groups:
         if acc.kind != "error" or acc.role != role:
             continue
         for rank, (ts, line, offset, source, _text) in acc.per_rank.items():
-            found.append((_ts_key(ts), source, offset, rank, acc))
+            found.append((ts_key(ts), source, offset, rank, acc))
     found.sort(key=lambda o: (o[0], o[1], o[2]))
     return found
 
 
-def _first_failure(merged: _Merged, groups: List[ErrorAcc], names: _CodeNames, context: int) -> Optional[FirstFailure]:
-    decisive = _occurrences(groups, "decisive")
+def rank_firsts(found: List[Tuple[float, int, int, Optional[int], ErrorAcc]]) -> List[tuple]:
+    """The earliest occurrence of each rank (rank-less ones left out), in time order."""
+    seen = set()
+    out = []
+    for item in found:
+        if item[3] is None or item[3] in seen:
+            continue
+        seen.add(item[3])
+        out.append(item)
+    return out
+
+
+def _first_failure(whole: _Whole, groups: List[ErrorAcc], names: CodeNames, context: int) -> Optional[FirstFailure]:
+    decisive = occurrences(groups, "decisive")
     only_consequences = not decisive
-    pool = decisive or _occurrences(groups, "consequence")
+    consequential = occurrences(groups, "consequence")
+    pool = decisive or consequential
     if not pool:
         return None
-    ts, _, _, rank, acc = pool[0]
+    ts, source, _, rank, acc = pool[0]
     event = _event_for(acc, rank)
-    window = _window_for(merged, event)
+    before, window = _window_for(whole, event)
     consequences: List[Consequence] = []
     also: List[Consequence] = []
-    for other in _occurrences(groups, "consequence"):
+    for other in consequential:
         if other[4] is acc and other[3] == rank:
             continue
-        consequences.append(_consequence(merged, other, "HCCL / notify-wait / task-timeout errors follow a failure elsewhere"))
+        consequences.append(_consequence(whole, other, "HCCL / notify-wait / task-timeout errors follow a failure elsewhere"))
     if not only_consequences:
-        seen_ranks = {rank}
-        for other in decisive[1:]:
-            other_rank = other[3]
-            if other_rank in seen_ranks or other_rank is None:
-                continue
-            seen_ranks.add(other_rank)
-            also.append(_consequence(merged, other, "a decisive error on another rank, later than the first one"))
-    where = merged.where(event, rank)
-    before, lines = window
+        for other in rank_firsts(decisive):
+            if other[3] != rank:
+                also.append(_consequence(whole, other, "a decisive error on another rank, later than the first one"))
+    # Clocks of different nodes agree only within their uncertainty: a rank that failed within it cannot be ordered.
+    node = whole.nodes[source]
+    spread = whole.uncertainty.get(node, 0.0)
+    close: List[Consequence] = []
+    for other in rank_firsts(pool):
+        if other[3] == rank:
+            continue
+        other_node = whole.nodes[other[1]]
+        allowed = 0.0 if other_node == node else spread + whole.uncertainty.get(other_node, 0.0)
+        if other[0] - ts > allowed:
+            break
+        close.append(_consequence(whole, other, f"{other[0] - ts:.3f} s later, within the {allowed:.3f} s the clocks "
+                                                f"of the nodes may still differ by: the two cannot be ordered"))
     return FirstFailure(
-        id="E-010", rank=rank, time=fmt_ts(event.ts), ts=event.ts, where=where, message=event.message,
+        id="E-010", rank=rank, time=fmt_ts(event.ts), ts=event.ts, where=whole.where(event, rank), message=event.message,
         signature=acc.signature.split("|", 1)[1], codes=[names.name(c) for c in event.codes],
         only_consequences=only_consequences, consequences=consequences[:MAX_CONSEQUENCES], also_failed=also[:MAX_CONSEQUENCES],
-        window_first_line=max(1, event.line - before), window=lines)
+        window_first_line=max(1, event.line - before), window=window, node=node, clock_uncertainty_s=round(spread, 6),
+        too_close=close[:MAX_CONSEQUENCES])
 
 
 def _event_for(acc: ErrorAcc, rank: Optional[int]) -> Event:
@@ -541,21 +503,19 @@ def _event_for(acc: ErrorAcc, rank: Optional[int]) -> Event:
                  codes=list(first.codes), role=first.role)
 
 
-def _window_for(merged: _Merged, event: Event) -> Tuple[int, List[str]]:
+def _window_for(whole: _Whole, event: Event) -> Tuple[int, List[str]]:
     """(lines before the event, window lines) — the lines kept by the scanner around this occurrence."""
-    for task, result in zip(merged.tasks, merged.results):
-        if task.index != event.source:
-            continue
-        window = result.windows.get(event.offset)
-        if window is not None:
-            return len(window.before), window.before + [window.text] + window.after
+    key = (event.source, event.offset)
+    window = whole.windows.get(key)
+    if window is not None:
+        return whole.window_before[key], window
     return 0, [event.text]
 
 
-def _consequence(merged: _Merged, occurrence, why: str) -> Consequence:
+def _consequence(whole: _Whole, occurrence, why: str) -> Consequence:
     ts, source, offset, rank, acc = occurrence
     event = _event_for(acc, rank)
-    return Consequence(rank=rank, time=fmt_ts(event.ts), where=merged.where(event, rank), why=why,
+    return Consequence(rank=rank, time=fmt_ts(event.ts), where=whole.where(event, rank), why=why,
                        group=acc.signature.split("|", 1)[1])
 
 
@@ -585,15 +545,15 @@ def _durations(events: List[Event], begin: str, end: str):
 def _stat(kind: str, finding_id: str, source: str, values: List[float], ranks: Iterable[Optional[int]],
           examples: List[Where], unit: str = "s", note: str = "") -> TimelineStat:
     return TimelineStat(id=finding_id, kind=kind, source=source, count=len(values), unit=unit,
-                        total=round(sum(values), 6) if values else None,
+                        total=round(math.fsum(values), 6) if values else None,
                         p50=round(scanner.percentile(values, 50), 6) if values else None,
                         p99=round(scanner.percentile(values, 99), 6) if values else None,
                         max=round(max(values), 6) if values else None,
                         ranks=sorted({r for r in ranks if r is not None}), examples=examples[:5], note=note)
 
 
-def _timeline(merged: _Merged, limits: Dict[str, float]) -> Tuple[List[TimelineStat], List[Anomaly]]:
-    events = sorted((e for r in merged.results for e in r.timeline), key=lambda e: (_ts_key(e.ts), e.source, e.offset))
+def _timeline(whole: _Whole, limits: Dict[str, float]) -> Tuple[List[TimelineStat], List[Anomaly]]:
+    events = sorted(whole.events, key=lambda e: (ts_key(e.ts), e.source, e.offset))
     stats: List[TimelineStat] = []
     anomalies: List[Anomaly] = []
 
@@ -601,20 +561,20 @@ def _timeline(merged: _Merged, limits: Dict[str, float]) -> Tuple[List[TimelineS
     if captures or unfinished:
         family = max(set(captures) | set(unfinished), key=lambda f: (len(captures.get(f, [])), f == "cpp"))
         pairs = captures.get(family, [])
-        left = sorted(unfinished.get(family, []), key=lambda e: (_ts_key(e.ts), e.source, e.offset))
+        left = sorted(unfinished.get(family, []), key=lambda e: (ts_key(e.ts), e.source, e.offset))
         slow = sorted((p for p in pairs if p[0] > limits["capture_s"]), key=lambda p: -p[0])
         note = ""
         if left:  # a capture under way when the log stops or fails is where a capture error happened
             note = (f"{len(left)} capture(s) began and never ended, first at "
-                    f"{merged.sources[left[0].source].name}:{left[0].line}")
+                    f"{whole.labels[left[0].source]}:{left[0].line}")
         stats.append(_stat("capture", "T-001", family, [p[0] for p in pairs], [p[1].rank for p in pairs] + [e.rank for e in left],
-                           [merged.where(e) for e in left] + [merged.where(p[1]) for p in (slow or pairs)], note=note))
+                           [whole.where(e) for e in left] + [whole.where(p[1]) for p in (slow or pairs)], note=note))
         stats[-1].count = len(pairs)
         stats[-1].unfinished = len(left)
         for seconds, begin, end in slow[:20]:
             anomalies.append(Anomaly(
                 id="T-101", kind="slow_capture", value=round(seconds, 3), threshold=limits["capture_s"], unit="s",
-                rank=begin.rank, where=merged.where(begin),
+                rank=begin.rank, where=whole.where(begin),
                 message={"en": f"graph capture took {seconds:.1f} s (> {limits['capture_s']:g} s), from line {begin.line} to {end.line}",
                          "zh": f"图捕获耗时 {seconds:.1f} 秒（阈值 {limits['capture_s']:g} 秒），第 {begin.line} 行到第 {end.line} 行"}))
 
@@ -623,11 +583,11 @@ def _timeline(merged: _Merged, limits: Dict[str, float]) -> Tuple[List[TimelineS
         family = max(updates, key=lambda f: len(updates[f]))
         pairs = updates[family]
         stats.append(_stat("update", "T-003", family, [p[0] for p in pairs], (p[1].rank for p in pairs),
-                           [merged.where(p[1]) for p in pairs]))
+                           [whole.where(p[1]) for p in pairs]))
     point_updates = [e for e in events if e.tag == "update"]
     if point_updates:
         stats.append(_stat("update_calls", "T-003", point_updates[0].family, [], (e.rank for e in point_updates),
-                           [merged.where(e) for e in point_updates], unit="count",
+                           [whole.where(e) for e in point_updates], unit="count",
                            note="graph parameter updates announced; the logs carry no end marker, so no durations"))
         stats[-1].count = len(point_updates)
 
@@ -635,22 +595,22 @@ def _timeline(merged: _Merged, limits: Dict[str, float]) -> Tuple[List[TimelineS
     if compiles:
         steps = [e for e in compiles if e.tag == "compile"] or compiles
         stats.append(_stat("compile", "T-004", "framework", [e.value for e in steps], (e.rank for e in steps),
-                           [merged.where(e) for e in steps]))
+                           [whole.where(e) for e in steps]))
         for event in sorted(compiles, key=lambda e: -e.value):
             if event.value > limits["compile_s"]:
                 anomalies.append(Anomaly(
                     id="T-102", kind="slow_compile", value=event.value, threshold=limits["compile_s"], unit="s",
-                    rank=event.rank, where=merged.where(event),
+                    rank=event.rank, where=whole.where(event),
                     message={"en": f"compile took {event.value:.1f} s (> {limits['compile_s']:g} s)",
                              "zh": f"编译耗时 {event.value:.1f} 秒（阈值 {limits['compile_s']:g} 秒）"}))
 
     summaries = [e for e in events if e.tag == "capture_summary"]
     if summaries:
         stats.append(_stat("capture_summary", "T-005", summaries[0].family, [e.value for e in summaries],
-                           (e.rank for e in summaries), [merged.where(e) for e in summaries],
+                           (e.rank for e in summaries), [whole.where(e) for e in summaries],
                            note="total capture time the framework reports for all its graphs"))
 
-    replay = _replay_stat(merged, limits)
+    replay = _replay_stat(whole, limits)
     if replay is not None:
         stat, anomaly = replay
         stats.append(stat)
@@ -659,23 +619,22 @@ def _timeline(merged: _Merged, limits: Dict[str, float]) -> Tuple[List[TimelineS
 
     fallbacks = [e for e in events if e.tag == "fallback"]
     if fallbacks:
-        stat = _stat("fallback", "T-006", "graph_tree", [], (e.rank for e in fallbacks), [merged.where(e) for e in fallbacks],
+        stat = _stat("fallback", "T-006", "graph_tree", [], (e.rank for e in fallbacks), [whole.where(e) for e in fallbacks],
                      unit="count", note="graph mode was skipped for these graphs: they ran eagerly")
         stat.count = len(fallbacks)
         stats.append(stat)
     return stats, anomalies
 
 
-def _replay_stat(merged: _Merged, limits: Dict[str, float]):
+def _replay_stat(whole: _Whole, limits: Dict[str, float]):
     by_family: Dict[str, List] = defaultdict(list)
-    for result in merged.results:
-        for acc in result.replays.values():
-            by_family[acc.family].append(acc)
+    for acc in whole.replays:
+        by_family[acc.family].append(acc)
     if not by_family:
         return None
     family = "npugraph" if "npugraph" in by_family else "acl"
     accs = by_family[family]
-    count = sum(a.count for a in accs) + (sum(r.replays_unsampled for r in merged.results) if family == "npugraph" else 0)
+    count = sum(a.count for a in accs) + (whole.replays_unsampled if family == "npugraph" else 0)
     idle_gap = limits["idle_gap_s"]
     gaps = [g for a in accs for g in a.intervals if g <= idle_gap]
     idle = sum(1 for a in accs for g in a.intervals if g > idle_gap)
@@ -700,52 +659,44 @@ def _replay_stat(merged: _Merged, limits: Dict[str, float]):
 # Memory (M).
 # --------------------------------------------------------------------------------------------
 
-def _memory(merged: _Merged) -> List[MemoryFinding]:
+def _memory(whole: _Whole, groups: List[ErrorAcc]) -> List[MemoryFinding]:
     findings: List[MemoryFinding] = []
-    events = [e for r in merged.results for e in r.timeline]
-    ooms = sorted((e for e in events if e.tag == "oom"), key=lambda e: (_ts_key(e.ts), e.source, e.offset))
+    events = whole.events
+    ooms = sorted((e for e in events if e.tag == "oom"), key=lambda e: (ts_key(e.ts), e.source, e.offset))
     if ooms:
-        findings.append(MemoryFinding(id="M-001", kind="oom", count=len(ooms),
+        findings.append(MemoryFinding(id="M-001", kind="oom", count=len(ooms) + whole.oom_floods,
                                       values={"codes": sorted({c for e in ooms for c in e.codes})},
                                       ranks=sorted({e.rank for e in ooms if e.rank is not None}),
-                                      examples=[merged.where(e) for e in ooms[:5]]))
-    peaks = []
-    for task, result in zip(merged.tasks, merged.results):
-        if result.alloc_peak is not None:
-            peaks.append((task, result))
+                                      examples=[whole.where(e) for e in ooms[:5]]))
+    peaks = [(i, s) for i, s in enumerate(whole.sources) if s.alloc_peak is not None]
     if peaks:
-        by_source: Dict[int, List[int]] = {}
-        lines = 0
-        for task, result in peaks:
-            cached, _, allocated, _ = result.alloc_peak
-            have = by_source.get(task.index)
-            by_source[task.index] = [max(have[0], cached), max(have[1], allocated)] if have else [cached, allocated]
-            lines += result.alloc_lines
-        values = {merged.sources[i].name: {"peak_reserved_bytes": v[0], "peak_allocated_bytes": v[1],
-                                           "peak_reserved_gib": round(v[0] / 2 ** 30, 3),
-                                           "peak_allocated_gib": round(v[1] / 2 ** 30, 3)} for i, v in by_source.items()}
-        findings.append(MemoryFinding(id="M-002", kind="allocator_peak", count=lines, values=values,
-                                      ranks=sorted({t.rank for t, _ in peaks if t.rank is not None})))
+        values = {whole.labels[i]: {"peak_reserved_bytes": s.alloc_peak[0], "peak_allocated_bytes": s.alloc_peak[1],
+                                    "peak_reserved_gib": round(s.alloc_peak[0] / 2 ** 30, 3),
+                                    "peak_allocated_gib": round(s.alloc_peak[1] / 2 ** 30, 3)} for i, s in peaks}
+        findings.append(MemoryFinding(id="M-002", kind="allocator_peak", count=sum(s.alloc_lines for _, s in peaks),
+                                      values=values, ranks=sorted({s.rank for _, s in peaks if s.rank is not None})))
     summaries = [e for e in events if e.tag == "capture_summary" and e.extra == e.extra]  # extra is NaN when absent
     if summaries:
+        summaries.sort(key=lambda e: (ts_key(e.ts), e.source, e.offset))
         findings.append(MemoryFinding(id="M-003", kind="capture_memory", count=len(summaries),
                                       values={"max_gib": max(e.extra for e in summaries),
                                               "per_line_gib": [e.extra for e in summaries][:64]},
                                       ranks=sorted({e.rank for e in summaries if e.rank is not None}),
-                                      examples=[merged.where(e) for e in summaries[:5]]))
+                                      examples=[whole.where(e) for e in summaries[:5]]))
     from npu_graph_skill.logs.families import avail_after_capture
 
     avail = [(avail_after_capture(e.message), e) for e in events if e.tag == "capture_summary" and "avail mem=" in e.message]
     avail = [(v, e) for v, e in avail if v is not None]
     if avail:
+        avail.sort(key=lambda p: (p[0], ts_key(p[1].ts), p[1].source, p[1].offset))
         findings.append(MemoryFinding(id="M-004", kind="free_after_capture", count=len(avail),
-                                      values={"min_gib": min(v for v, _ in avail)},
+                                      values={"min_gib": avail[0][0]},
                                       ranks=sorted({e.rank for _, e in avail if e.rank is not None}),
-                                      examples=[merged.where(e) for _, e in sorted(avail, key=lambda p: p[0])[:5]]))
-    retries = [acc for r in merged.results for acc in r.errors.values() if "existing pool failed" in acc.first.message]
+                                      examples=[whole.where(e) for _, e in avail[:5]]))
+    retries = [acc for acc in groups if "existing pool failed" in acc.first.message]
     if retries:
-        count = sum(a.count for a in retries)
-        findings.append(MemoryFinding(id="M-005", kind="allocator_retry", count=count,
+        earliest = min(retries, key=lambda a: (ts_key(a.first.ts), a.first.source, a.first.offset))
+        findings.append(MemoryFinding(id="M-005", kind="allocator_retry", count=sum(a.count for a in retries),
                                       ranks=sorted({r for a in retries for r in a.per_rank if r is not None}),
-                                      examples=[merged.where(retries[0].first)]))
+                                      examples=[whole.where(earliest.first)]))
     return findings

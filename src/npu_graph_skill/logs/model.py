@@ -21,6 +21,7 @@ class Where(Record):
     text: str
     rank: Optional[int] = None
     time: str = ""
+    node: str = ""  # the machine it was read on (`logs merge`); "" for a local analysis
 
 
 @dataclasses.dataclass
@@ -33,6 +34,7 @@ class SourceSummary(Record):
     first_time: str = ""
     last_time: str = ""
     notes: List[str] = dataclasses.field(default_factory=list)
+    node: str = ""
 
 
 @dataclasses.dataclass
@@ -92,6 +94,10 @@ class FirstFailure(Record):
     also_failed: List[Consequence]  # the same kind of decisive error, later, on other ranks
     window_first_line: int
     window: List[str]
+    node: str = ""
+    clock_uncertainty_s: float = 0.0  # how far the corrected clock of its node may still be off (merged summaries)
+    # other ranks whose first error came so soon after this one that the clock uncertainty leaves their order open
+    too_close: List[Consequence] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -140,6 +146,19 @@ class Anomaly(Record):
 
 
 @dataclasses.dataclass
+class ClockOffset(Record):
+    """How far one node's clock was ahead of the reference (`logs merge`): subtracted from every time it printed."""
+
+    node: str
+    offset_s: float  # applied
+    uncertainty_s: Optional[float]  # None: no event shared with the other nodes, times taken as printed
+    method: str  # reference | given | estimated | agrees | unknown
+    estimate_s: Optional[float] = None  # from the shared events (also when it was not applied)
+    events: int = 0  # shared events it was estimated from
+    note: str = ""
+
+
+@dataclasses.dataclass
 class LogReport(Record):
     sources: List[SourceSummary]
     totals: Dict[str, Any]
@@ -153,6 +172,7 @@ class LogReport(Record):
     filters: Dict[str, Any]
     notes: List[str] = dataclasses.field(default_factory=list)
     severity: str = "ok"  # ok | warning | error
+    clocks: List[ClockOffset] = dataclasses.field(default_factory=list)  # per node, for merged summaries
     schema: str = SCHEMA
 
     @property

@@ -44,6 +44,12 @@ WORDS = {
     "role": {"en": "role", "zh": "角色"},
     "max": {"en": "max", "zh": "最大"},
     "total": {"en": "total", "zh": "合计"},
+    "too_close": {"en": "Too close to order (within the clocks' uncertainty)", "zh": "无法排序（在时钟误差范围内）"},
+    "clocks": {"en": "Clocks", "zh": "时钟"},
+    "node": {"en": "node", "zh": "节点"},
+    "agree": {"en": "agree with the reference within", "zh": "与基准时钟一致，误差不超过"},
+    "reference": {"en": "reference", "zh": "基准"},
+    "nodes": {"en": "nodes", "zh": "个节点"},
 }
 ROLE = {"decisive": {"en": "decisive", "zh": "关键"}, "consequence": {"en": "consequence", "zh": "连带"},
         "benign": {"en": "benign", "zh": "无害"}, "warning": {"en": "warning", "zh": "警告"}}
@@ -78,6 +84,36 @@ def _size(n: int) -> str:
             return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024.0
     return str(n)
+
+
+def place(where: Any, line: bool = True) -> str:
+    """`node07:path:line` for a line read on another node (merged summaries), `path:line` otherwise."""
+    text = f"{where.node}:{where.source}" if getattr(where, "node", "") else where.source
+    return f"{text}:{where.line}" if line else text
+
+
+def _clock_lines(report: LogReport, lang: str) -> List[str]:
+    """One line per node whose clock was corrected or could not be checked, one for those that agree."""
+    if not report.clocks:
+        return []
+    zh = lang == "zh"
+    out = []
+    agree = [c for c in report.clocks if c.method == "agrees"]
+    for clock in report.clocks:
+        if clock.method == "reference":
+            out.append(f"  {clock.node}: {w('reference', lang)}")
+        elif clock.method in ("estimated", "given"):
+            how = ("给定" if zh else "given") if clock.method == "given" else (
+                f"由 {clock.events} 个共同事件估计" if zh else f"from {clock.events} shared events")
+            out.append(f"  {clock.node}: {clock.offset_s:+.3f} s ± {clock.uncertainty_s or 0:.3f} s ({how})")
+        elif clock.method == "unknown":
+            out.append(f"  {clock.node}: " + ("没有与其他节点共同的事件，时间按原样使用" if zh else
+                                             "no event shared with the other nodes: times taken as printed"))
+    if agree:
+        worst = max(c.uncertainty_s or 0.0 for c in agree)
+        out.append(f"  {len(agree)} {w('nodes', lang)} {w('agree', lang)} {worst:.3f} s" if not zh else
+                   f"  {len(agree)} {w('nodes', lang)}{w('agree', lang)} {worst:.3f} 秒")
+    return out
 
 
 def _secs(value: Optional[float], unit: str = "s") -> str:
@@ -126,9 +162,10 @@ def render_text(report: LogReport, lang: str, summary: bool = False, style: Opti
     failure = report.first_failure
     if failure:
         out.append("")
-        where = f"{failure.where.source}:{failure.where.line}"
+        where = place(failure.where)
         rank = f"{w('rank', lang)} {failure.rank}" if failure.rank is not None else w("rank", lang) + " ?"
-        out.append(style.red(style.bold(f"{failure.id} {title('E-010', lang)}: {rank}, {failure.time or '-'}  ({where})")))
+        stamp = (failure.time or "-") + (f" ± {failure.clock_uncertainty_s:.3f} s" if failure.clock_uncertainty_s else "")
+        out.append(style.red(style.bold(f"{failure.id} {title('E-010', lang)}: {rank}, {stamp}  ({where})")))
         out.append("  " + _short(failure.where.text, 160))
         if failure.codes:
             out.append(f"  {w('codes', lang)}: " + "; ".join(
@@ -146,17 +183,26 @@ def render_text(report: LogReport, lang: str, summary: bool = False, style: Opti
         if failure.also_failed:
             out.append(f"  {w('also_failed', lang)}: " + ", ".join(
                 f"{w('rank', lang)} {c.rank} {c.time}" for c in failure.also_failed[:8]))
+        if failure.too_close:
+            out.append(style.yellow(f"  {w('too_close', lang)}: " + ", ".join(
+                f"{w('rank', lang)} {c.rank} {c.time}" + (f" ({c.where.node})" if c.where.node else "")
+                for c in failure.too_close[:8])))
         if not summary and failure.window:
             center = failure.where.line - failure.window_first_line
             lo = max(0, center - WINDOW_LINES_TEXT // 2)
             hi = min(len(failure.window), lo + WINDOW_LINES_TEXT)
-            out.append(f"  {w('window', lang)} ({failure.where.source}, {failure.window_first_line + lo}–"
+            out.append(f"  {w('window', lang)} ({place(failure.where, line=False)}, {failure.window_first_line + lo}–"
                        f"{failure.window_first_line + hi - 1}):")
             for i in range(lo, hi):
                 mark = ">" if i == center else " "
                 out.append(style.dim(f"   {mark} {failure.window_first_line + i:>7} | {_short(failure.window[i], 150)}"))
     elif not report.errors and not report.warnings and not report.timeline and not report.memory:
         out.append(w("none_found", lang))
+    clocks = _clock_lines(report, lang)
+    if clocks:
+        out.append("")
+        out.append(style.bold(w("clocks", lang)))
+        out.extend(clocks)
     if report.anomalies:
         out.append("")
         out.append(style.bold(w("anomalies", lang)))
@@ -216,7 +262,7 @@ def _timeline_table(stats: Sequence[TimelineStat], lang: str, table: Callable[..
 
 
 def _unfinished(stat: TimelineStat, lang: str) -> str:
-    where = f"{stat.examples[0].source}:{stat.examples[0].line}" if stat.examples else "?"
+    where = place(stat.examples[0]) if stat.examples else "?"
     if lang == "zh":
         return f"{stat.unfinished} 次捕获开始后没有结束（首个在 {where}）：失败发生在捕获过程中"
     return f"{stat.unfinished} capture(s) began and never ended (first at {where}): the failure happened during capture"
@@ -250,7 +296,9 @@ def render_markdown(report: LogReport, lang: str, summary: bool = False) -> str:
     if failure:
         rank = failure.rank if failure.rank is not None else "?"
         out += ["", f"## {failure.id} {title('E-010', lang)}: {w('rank', lang)} {rank}, {failure.time or '-'}", "",
-                f"`{failure.where.source}:{failure.where.line}`", "", "```text", failure.where.text, "```"]
+                f"`{place(failure.where)}`", "", "```text", failure.where.text, "```"]
+        if failure.clock_uncertainty_s:
+            out += ["", f"± {failure.clock_uncertainty_s:.3f} s"]
         if failure.codes:
             out.append("")
             out.append(f"{w('codes', lang)}: " + "; ".join(
@@ -260,18 +308,26 @@ def render_markdown(report: LogReport, lang: str, summary: bool = False) -> str:
         if failure.consequences:
             out += ["", f"### {w('consequences', lang)}", ""]
             out.append(md_table([w("rank", lang), w("first", lang), w("where", lang), w("message", lang)],
-                                [[c.rank if c.rank is not None else "?", c.time, f"{c.where.source}:{c.where.line}",
+                                [[c.rank if c.rank is not None else "?", c.time, place(c.where),
                                   _short(c.where.text, 140)] for c in failure.consequences[:20]]))
         if failure.also_failed:
             out += ["", f"### {w('also_failed', lang)}", ""]
             out.append(md_table([w("rank", lang), w("first", lang), w("where", lang), w("message", lang)],
-                                [[c.rank, c.time, f"{c.where.source}:{c.where.line}", _short(c.where.text, 140)]
+                                [[c.rank, c.time, place(c.where), _short(c.where.text, 140)]
                                  for c in failure.also_failed[:20]]))
+        if failure.too_close:
+            out += ["", f"### {w('too_close', lang)}", ""]
+            out.append(md_table([w("rank", lang), w("first", lang), w("where", lang), w("message", lang)],
+                                [[c.rank, c.time, place(c.where), _short(c.why, 140)] for c in failure.too_close[:20]]))
         if failure.window and not summary:
-            out += ["", f"### {w('window', lang)} ({failure.where.source}, {failure.window_first_line}–"
+            out += ["", f"### {w('window', lang)} ({place(failure.where, line=False)}, {failure.window_first_line}–"
                         f"{failure.window_first_line + len(failure.window) - 1})", "", "```text"]
             out.extend(failure.window)
             out.append("```")
+    clocks = _clock_lines(report, lang)
+    if clocks:
+        out += ["", f"## {w('clocks', lang)}", ""]
+        out.extend("- " + line.strip() for line in clocks)
     if report.anomalies:
         out += ["", f"## {w('anomalies', lang)}", ""]
         out.extend(f"- **{a.id}** {title(a.id, lang)}: {a.message.get(lang) or a.message['en']}" for a in report.anomalies)

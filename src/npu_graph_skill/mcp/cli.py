@@ -20,8 +20,9 @@ EPILOG = """examples:
   npu-graph mcp --allow /data/logs                 also let the tools read /data/logs
   npu-graph mcp --time-limit 600 --max-log-mb 2048 bigger inputs, longer calls
 
-tools: diagnose, analyze_logs, lookup_error_code, search_knowledge, locate_source, find_raise_site,
-health_check, perf_trace, perf_compare, analyze_graph_dump, record_case, list_patterns, route_request
+tools: diagnose, analyze_logs, logs_merge, lookup_error_code, search_knowledge, locate_source,
+find_raise_site, health_check, perf_trace, perf_compare, analyze_graph_dump, record_case, list_patterns,
+route_request
 resources: pattern://{id}, errcode://{code}, concept://{name}, npu-graph://catalogue
 prompt: diagnosis_report (the four-section report for a pasted error)
 

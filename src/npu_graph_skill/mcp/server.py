@@ -37,10 +37,11 @@ Diagnose torch_npu graph mode (NPUGraph / ACLGraph on Ascend NPUs) — 诊断 to
 Start with `diagnose` (the pasted error as `text`, or a log file/folder as `path`): it returns the
 phase (capture/replay/memory/update/compile/environment), the layer (L1 Python … L4 CANN), the root
 cause, the fix and how to verify it, with the lines that matched. Then: `analyze_logs` for big or
-multi-rank logs, `run_bundle` for a folder written by `npu-graph run -- CMD` (the run, its plogs and
-versions), `lookup_error_code` for a code (107027, EE1016, ERR00100), `search_knowledge` for "how
-does X work", `health_check` for the environment, `perf_*` / `analyze_graph_dump` for speed,
-`lint` on the user's script to find capture-unsafe code before (or after) it fails.
+multi-rank logs, `logs_merge` for the per-node summaries of a multi-node job, `run_bundle` for a
+folder written by `npu-graph run -- CMD` (the run, its plogs and versions), `lookup_error_code` for
+a code (107027, EE1016, ERR00100), `search_knowledge` for "how does X work", `health_check` for the
+environment, `perf_*` / `analyze_graph_dump` for speed, `lint` on the user's script to find
+capture-unsafe code before (or after) it fails.
 Paths must lie under the server's allowed roots; report what the results say, not more."""
 
 Result = dict[str, Any]
@@ -126,6 +127,23 @@ async def run_bundle(
     across ranks (schema npu-graph-skill/bundle/1). Reads only; it never starts a command."""
     checked = _log_input(path, await _roots(ctx), kind="dir")
     return await _in_worker("diagnose_bundle", directory=checked, lang=lang)
+
+
+@server.tool(annotations=READS)
+async def logs_merge(
+    paths: Annotated[List[str], Field(min_length=1, max_length=1024,
+                                      description="per-node summaries (`npu-graph logs PATH --summary-out node07.json` on "
+                                                  "each node), or a folder of them")],
+    clock_offsets: Annotated[Optional[dict[str, float]], Field(
+        description="seconds a node's clock is ahead, e.g. {\"node07\": 1.8}; the others are estimated from events all "
+                    "ranks log together")] = None,
+    ctx: Optional[Context] = None,
+) -> Result:
+    """Merge the per-node log summaries of a multi-node job: the first failure across all ranks with the nodes' clocks
+    aligned (and how sure the order is), its consequences, anomalies — as if all logs were analysed on one machine."""
+    roots = await _roots(ctx)
+    checked = _inputs(paths, roots, settings().max_log_bytes, "any", "log")
+    return await _in_worker("merge_log_summaries", paths=checked, clock_offsets=clock_offsets)
 
 
 @server.tool(annotations=READS)

@@ -21,8 +21,8 @@ import sys
 from typing import Any, Dict, Optional
 
 # The api functions a worker may run (the request names one; nothing else is callable).
-FUNCTIONS = ("diagnose", "analyze_logs", "run_doctor", "locate_symbol", "find_raise_site", "perf_trace",
-             "perf_compare", "analyze_graph_dump", "lint", "diagnose_bundle")
+FUNCTIONS = ("diagnose", "analyze_logs", "merge_log_summaries", "run_doctor", "locate_symbol", "find_raise_site",
+             "perf_trace", "perf_compare", "analyze_graph_dump", "lint", "diagnose_bundle")
 STDERR_TAIL = 64 * 1024
 
 

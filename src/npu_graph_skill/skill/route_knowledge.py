@@ -118,14 +118,7 @@ def _index_key() -> str:
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "__")))
             paths += [os.path.join(dirpath, n) for n in sorted(filenames) if n.endswith((".md", ".yaml", ".csv"))]
-    stamps = []
-    for path in paths:
-        try:
-            st = os.stat(path)
-        except OSError:
-            continue
-        stamps.append((path, st.st_mtime_ns, st.st_size))
-    return ask_cache.digest(stamps)
+    return ask_cache.files_digest(paths)
 
 
 def route_index() -> RouteIndex:
