@@ -377,7 +377,7 @@ def available_targets(names: Optional[List[str]] = None) -> List[Target]:
 def _patterns_in(value, depth: int = 0):
     import re
 
-    if isinstance(value, re.Pattern) and isinstance(value.pattern, str):
+    if isinstance(value, re.Pattern):
         yield value
     elif depth < 2 and isinstance(value, dict):
         for item in value.values():
@@ -387,10 +387,24 @@ def _patterns_in(value, depth: int = 0):
             yield from _patterns_in(item, depth + 1)
 
 
+BYTES = 1 << 30  # a flag of ours: the regex is a bytes pattern (never a flag of re's)
+
+
+def compile_audited(pattern: str, flags: int):
+    """The regex as the code holds it: bytes patterns compiled as bytes."""
+    import re
+
+    if flags & BYTES:
+        return re.compile(pattern.encode("latin-1"), flags & ~BYTES)
+    return re.compile(pattern, flags)
+
+
 def code_regexes() -> List[Tuple[str, str, int]]:
-    """(where, pattern, flags) of every compiled regex held at module level in the package."""
+    """(where, pattern, flags) of every compiled regex held at module level in the package; a bytes
+    regex (the log scanner's) comes as its Latin-1 text with `BYTES` added to its flags."""
     import importlib
     import pkgutil
+    import re
 
     import npu_graph_skill
 
@@ -407,7 +421,10 @@ def code_regexes() -> List[Tuple[str, str, int]]:
                     and type(value).__name__ != "Pattern":
                 continue
             for pattern in _patterns_in(value):
-                found.setdefault((pattern.pattern, pattern.flags), f"{info.name}.{attr}")
+                text, flags = pattern.pattern, pattern.flags
+                if isinstance(text, bytes):
+                    text, flags = text.decode("latin-1"), flags | BYTES | re.ASCII
+                found.setdefault((text, flags), f"{info.name}.{attr}")
     return [(where, pattern, flags) for (pattern, flags), where in sorted(found.items(), key=lambda kv: kv[1])]
 
 
@@ -473,6 +490,8 @@ def attack_strings(pattern: str, flags: int, size: int) -> List[Tuple[str, str]]
 def time_regex(compiled, text: str) -> float:
     import time
 
+    if isinstance(compiled.pattern, bytes):
+        text = text.encode("latin-1", "replace")  # type: ignore[assignment]
     start = time.perf_counter()
     for _ in compiled.finditer(text):
         pass
@@ -484,9 +503,8 @@ def audit_regex(pattern: str, flags: int, small: int = 1000, large: int = 4000) 
 
     Every attack string is timed once at the large size; the three slowest are then timed again at
     both sizes, interleaved, best of five, so a busy machine does not pass for a quadratic regex."""
-    import re
-
-    compiled = re.compile(pattern, flags)
+    compiled = compile_audited(pattern, flags)
+    flags &= ~BYTES
     pairs = list(zip(attack_strings(pattern, flags, small), attack_strings(pattern, flags, large)))
     first = sorted(((time_regex(compiled, long), index) for index, (_, (_, long)) in enumerate(pairs)), reverse=True)
     worst = (0.0, 0.0, "")
