@@ -191,3 +191,14 @@ def test_a_log_line_with_a_huge_or_odd_number_where_a_line_number_goes_still_par
     assert parse_line("I0806 23:10:00.000000 1 NPUGraph.cpp:12] [rank:" + "7" * 5000 + "] m").rank is None
     assert normalise_code("0107030") == "107030" and normalise_code("1" * 5000) == "1" * 5000
     assert rank_from_path("run/attempt_0/²/stdout.log") is None
+
+
+def test_the_scanner_reads_a_huge_run_where_a_rank_goes_as_no_rank(tmp_path):
+    from npu_graph_skill.logs.analyze import analyze_logs
+
+    log = tmp_path / "job.log"
+    log.write_text("I0821 14:02:11.123456 4242 NPUGraph.cpp:10] [rank:" + "1" * 5000 + "] NPUGRAPH Replay graph 1\n"
+                   "[rank" + "2" * 5000 + "]:[W821 14:02:11.123456 x.py:3] Warning: y\n"
+                   "I0821 14:02:12.123456 4242 NPUGraph.cpp:10] [rank:3] NPUGRAPH Replay graph 1\n", encoding="utf-8")
+    report = analyze_logs([str(log)])
+    assert report.totals["lines"] == 3

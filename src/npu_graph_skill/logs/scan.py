@@ -33,6 +33,7 @@ from npu_graph_skill.logs import families
 from npu_graph_skill.logs.formats import ParsedLine, extract_codes, make_timestamp, parse_line, parse_time
 
 BLOCK_BYTES = 4 << 20
+MAX_RANK_DIGITS = 6  # a longer run where a rank goes is not a rank (and int() refuses runs over 4300 digits)
 MAX_LINE_BYTES = 64 * 1024  # longer lines are cut (as core.ingest does)
 MAX_TEXT = 2000  # characters of a line kept in a finding
 SHORT_TEXT = 400  # ... in a lifecycle event or a per-rank occurrence (there can be thousands of them)
@@ -750,10 +751,9 @@ class _Scanner:
         mark = raw.find(b"[rank:", pid_end)
         if mark >= 0:
             close = raw.find(b"]", mark)
-            if raw[mark + 6:close].isdigit():
-                rank = int(raw[mark + 6:close])
+            rank = _rank_number(raw[mark + 6:close], rank)
         elif head:
-            rank = int(raw[5:head - 2]) if raw[5:head - 2].isdigit() else rank
+            rank = _rank_number(raw[5:head - 2], rank)
         if task.only_rank is not None and rank != task.only_rank:
             return True
         if (self.since is not None and ts < self.since) or (self.until is not None and ts > self.until):
@@ -822,7 +822,7 @@ class _Scanner:
             except ValueError:
                 continue
             rank_b = c_rank or py_rank
-            rank = int(rank_b) if rank_b else task.rank
+            rank = _rank_number(rank_b, task.rank) if rank_b else task.rank
             if only is not None and rank != only:
                 continue
             if (since is not None and ts < since) or (until is not None and ts > until):
@@ -1038,3 +1038,8 @@ def _file_size(path: Optional[str]) -> int:
         return os.path.getsize(path) if path and not path.endswith(".gz") else 0
     except OSError:
         return 0
+
+
+def _rank_number(digits: bytes, default: Optional[int]) -> Optional[int]:
+    """The rank a line prints (ASCII digits), or `default` when what stands there is not a rank."""
+    return int(digits) if 0 < len(digits) <= MAX_RANK_DIGITS and digits.isdigit() else default
