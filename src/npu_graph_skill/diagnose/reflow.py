@@ -22,6 +22,8 @@ from npu_graph_skill.logs.formats import strip_prefixes
 
 MIN_WIDTH = 50  # narrower "widths" are short lines by nature, not a wrap
 MIN_PIECE = 20  # a shorter line before a long word is taken as written, not as wrapped
+MAX_CANDIDATE_LINES = 200  # a literal found this often: scan every line instead
+SPAN_CANDIDATES = 20  # lines tried for a match across a break, per literal
 RECORD_START = re.compile(
     r"""^\s*(?:File\ "|Traceback\ |During\ handling|The\ above\ exception|\[(?:rank|default)\d|\((?:\w[\w .:-]{0,60}?)\ pid=\d
     |\[(?:ERROR|WARNING|INFO|DEBUG|EVENT|TRACE|Error|W\d{4}|E\d{4})|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\s
@@ -126,14 +128,19 @@ class FlowText:
         return found
 
     def search(self, regex: "re.Pattern[str]", literals: Optional[List[str]]) -> int:
-        """The first line where `regex` matches (a match spanning a break counts at its first line), or 0."""
-        for number, line in enumerate(self.lines, start=1):
-            if regex.search(line):
+        """The first line where `regex` matches (a match spanning a break counts at its first line), or 0.
+        Every match holds one of `literals` (see `prefilter`), so only the lines where one begins are tried."""
+        found = [self.lines_with(literal, limit=MAX_CANDIDATE_LINES) for literal in literals or ()]
+        if not literals or any(len(lines) >= MAX_CANDIDATE_LINES for lines in found):
+            candidates = range(1, len(self.lines) + 1)  # no literal, or too common to be worth it
+        else:
+            candidates = sorted({n for lines in found for n in lines})
+        for number in candidates:
+            if regex.search(self.lines[number - 1]):
                 return number
         if not literals:
             return 0
-        candidates = sorted({n for literal in literals for n in self.lines_with(literal)})
-        for number in candidates:
+        for number in sorted({n for lines in found for n in lines[:SPAN_CANDIDATES]}):
             for first in (number - 1, number):
                 if self._spans(regex, first):
                     return first

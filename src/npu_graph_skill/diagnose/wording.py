@@ -137,6 +137,8 @@ def same_word(want: str, got: str, partial: bool = False) -> bool:
     """Equal, or the same stem: a shared prefix of all but the last two letters of the shorter word."""
     if want == got:
         return True
+    if want[:3] != got[:3]:  # every pair accepted below shares its first three letters
+        return False
     if partial and len(want) >= 3 and (got.startswith(want) or want.startswith(got) and len(got) >= 4):
         return True
     shorter = min(len(want), len(got))
@@ -190,6 +192,11 @@ def find(signature: Signature, stream: WordStream, vocabulary: Vocabulary) -> Op
     words, n = signature.words, len(signature.words)
     weights = [vocabulary.weight(w) for w in words]
     total = sum(weights)
+    # Words whose stem the input never holds cannot be found: skip a signature that could not pass anyway.
+    present = [i for i, w in enumerate(words) if w[:4] in stream.by_stem or (signature.partial[i] and len(w) < 4)]
+    reachable = sum(weights[i] for i in present)
+    if len(present) < MIN_MATCHED or reachable < MIN_COVERAGE * total or reachable < MIN_WEIGHT:
+        return None
     rarest = max(range(n), key=lambda i: (weights[i], len(words[i])))
     slack = max(MAX_GAP, n // 3)
     best: Optional[FuzzyHit] = None
