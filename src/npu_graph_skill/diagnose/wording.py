@@ -17,11 +17,11 @@ import re
 from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 try:  # the regex parser moved in Python 3.11
-    import re._parser as _sre_parse  # type: ignore[import]
     import re._constants as _sre_constants  # type: ignore[import]
 except ImportError:  # pragma: no cover - Python < 3.11
     import sre_constants as _sre_constants  # type: ignore[no-redef]
-    import sre_parse as _sre_parse  # type: ignore[no-redef]
+
+from npu_graph_skill.knowledge.regex_safety import parse_tree
 
 MIN_WORDS = 4  # shorter messages are too generic to be recognised by their words alone
 MIN_MATCHED = 3
@@ -52,7 +52,7 @@ def signatures(regex: str) -> List[Signature]:
     if LOOKAROUND.search(regex):
         return []
     try:
-        parsed = _sre_parse.parse(regex, re.IGNORECASE)
+        parsed = parse_tree(regex, re.IGNORECASE)
     except Exception:  # noqa: BLE001 - an unparsable regex simply has no signature
         return []
     items = list(parsed)
@@ -113,23 +113,24 @@ def _flatten(items: Iterable, segments: List[Optional[str]]) -> None:
 
 
 def _words(sentence: Sequence[Optional[str]]) -> Signature:
-    """Words of at least two letters; a word touching a variable part is marked partial."""
+    """Words of at least two letters; a word touching a variable part (a class, an optional group) is
+    marked partial and compared as a prefix."""
     words: List[str] = []
     partial: List[bool] = []
-    cut_before = False
-    for part in list(sentence) + [GAP]:
+    parts = list(sentence)
+    for at, part in enumerate(parts):
         if part is GAP:
-            cut_before = True
             continue
+        gap_before = at > 0 and parts[at - 1] is GAP
+        gap_after = at + 1 < len(parts) and parts[at + 1] is GAP
         found = list(WORD_RE.finditer(part.lower()))
         for index, match in enumerate(found):
             word = match.group(0)
-            cut = ((index == len(found) - 1 and match.end() == len(part))
-                   or (index == 0 and match.start() == 0 and cut_before))
+            cut = ((index == len(found) - 1 and match.end() == len(part) and gap_after)
+                   or (index == 0 and match.start() == 0 and gap_before))
             if len(word) >= 2:
                 words.append(word)
                 partial.append(cut)
-        cut_before = False
     return Signature(tuple(words), tuple(partial))
 
 
@@ -241,7 +242,7 @@ def _aligned(signature: Signature, weights: List[float], window: List[str]) -> T
     return table[0][0], matched
 
 
-SIGNATURES_VERSION = "3"  # bump when `signatures` changes what it derives
+SIGNATURES_VERSION = "4"  # bump when `signatures` changes what it derives
 
 
 class SignatureIndex:

@@ -183,10 +183,15 @@ def load_raw_yaml(root: Path = KNOWLEDGE_DIR, validate: Optional[Callable[[Dict[
     return raw
 
 
-def _write_cache(path: Path, raw: Dict[str, Any]) -> None:
+def _write_cache(path: Path, raw: Any) -> None:
+    """Write `<name>-<digest>.json` and drop the copies of other knowledge states (`<name>-*.json`)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(str(path), json.dumps(raw, ensure_ascii=False), durable=False)
+        name = path.name.rsplit("-", 1)[0]
+        for old in path.parent.glob(f"{name}-*.json"):
+            if old != path and old.name.rsplit("-", 1)[0] == name:
+                old.unlink()
     except OSError:
         pass  # read-only home, full disk: run without a cache
 

@@ -19,6 +19,8 @@ never backtrack and are left alone.
 """
 from __future__ import annotations
 
+import functools
+
 import re
 from typing import FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
@@ -46,9 +48,16 @@ def _name(op) -> str:
 
 
 def _parse(pattern: str, flags: int):
-    parsed = _sre_parse.parse(pattern, flags)
+    parsed = parse_tree(pattern, flags)
     state = getattr(parsed, "state", None) or getattr(parsed, "pattern", None)
     return parsed, int(getattr(state, "flags", flags))
+
+
+@functools.lru_cache(maxsize=4096)
+def parse_tree(pattern: str, flags: int = 0):
+    """`re`'s own parse of a regex (read only), once per process: the hazard check and the word
+    signatures of the diagnosis (diagnose/wording.py) both walk it."""
+    return _sre_parse.parse(pattern, flags)
 
 
 def _literals(items) -> Iterator[str]:
