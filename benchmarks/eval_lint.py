@@ -3,7 +3,8 @@
 Two measurements, both driven by benchmarks/lint_eval.yaml:
 
 (a) before/after pairs of real fixing changes: the package is exported at the commit before the fix and at
-    the fix (`git archive`), the fixed file is linted in its package (so calls are followed), and the pair
+    the fix (`git archive`), the package is linted as a user would (`npu-graph lint PACKAGE`: a region in one
+    module follows calls into the fixed file) and the findings in the fixed file are kept; the pair
     counts when the code before is flagged at the fixed line with the expected rule and the code after is
     clean there (no finding of that rule on the flagged code or on the lines the fix wrote);
 (b) whole real files that run correctly under capture (torch_npu's graph tests, the graph tests torch_npu
@@ -58,9 +59,11 @@ def written_lines(git_dir: str, before: str, after: str, path: str) -> set:
     return lines
 
 
-def lint_file(folder: str, path: str) -> List[Any]:
+def lint_file(folder: str, path: str, scope: List[str]) -> List[Any]:
+    """Findings in `path` when the scope (the package, as `npu-graph lint PACKAGE` would be run) is linted:
+    a region in another module of the package may reach the file."""
     target = os.path.join(folder, path)
-    report = lint_paths([target], lang="en")
+    report = lint_paths([os.path.join(folder, s) for s in scope], lang="en")
     return [f for f in report.findings if os.path.normpath(f.path) == os.path.normpath(target)]
 
 
@@ -70,14 +73,17 @@ def evaluate_pair(pair: Dict[str, Any], mirrors: str) -> Dict[str, Any]:
     if git_dir is None:
         return dict(result, status="skipped", note=f"no mirror of {pair['repo']}")
     scope = [pair.get("package") or os.path.dirname(pair["file"]) or pair["file"]]
+    lint_scope = pair.get("lint") or scope
     with tempfile.TemporaryDirectory(prefix="eval-lint-") as folder:
         before, after = os.path.join(folder, "before"), os.path.join(folder, "after")
-        if not (export(git_dir, pair["before"], scope, before) and export(git_dir, pair["after"], scope, after)):
+        exported = pair.get("export") or scope
+        if not (export(git_dir, pair["before"], exported, before) and export(git_dir, pair["after"], exported, after)):
             return dict(result, status="skipped", note="commit or path not in the mirror")
-        flagged = [f for f in lint_file(before, pair["file"]) if f.rule == pair["rule"] and f.line == pair["line"]]
+        flagged = [f for f in lint_file(before, pair["file"], lint_scope)
+                   if f.rule == pair["rule"] and f.line == pair["line"]]
         fixed_lines = written_lines(git_dir, pair["before"], pair["after"], pair["file"])
         codes = {f.code for f in flagged}
-        remaining = [f for f in lint_file(after, pair["file"])
+        remaining = [f for f in lint_file(after, pair["file"], lint_scope)
                      if f.rule == pair["rule"] and (f.code in codes or f.line in fixed_lines)]
     result.update(before_flagged=bool(flagged), after_clean=not remaining,
                   status="ok" if flagged and not remaining else "missed",

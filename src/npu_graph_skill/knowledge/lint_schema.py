@@ -31,7 +31,8 @@ CHECK_KINDS: Dict[str, tuple] = {
     "event_crossing": ("module", ("record_methods", "wait_methods", "wait_event_methods")),
     "side_stream": ("module", ("require", "sync_methods")),
 }
-REGION_KEYS = ("graph_contexts", "capture_calls", "graphed_callables", "compiled", "decorators", "bases", "pragma")
+REGION_KEYS = ("graph_contexts", "capture_calls", "graphed_callables", "compiled", "decorators", "bases", "guards",
+               "pragma")
 
 
 @dataclasses.dataclass
@@ -190,6 +191,12 @@ def parse_lint_config(raw: Any, source_file: str, pattern_ids: set) -> LintConfi
         if (not isinstance(base, dict) or not base.get("name") or not base.get("members")
                 or base.get("certainty") not in CERTAINTIES or not base.get("note")):
             raise KnowledgeError(f"{source_file}: a region base class needs name, members, certainty and a note")
+    guards = regions.get("guards") or {}
+    if not isinstance(guards, dict) or set(guards) - {"capturing", "compiling", "note"}:
+        raise KnowledgeError(f"{source_file}: regions.guards takes capturing, compiling (function names) and a note")
+    for key in ("capturing", "compiling"):
+        if guards.get(key) is not None:
+            _strings(f"{source_file}: regions.guards", guards.get(key), key)
     streams = raw.get("streams") or {}
     for key in ("contexts", "set_stream"):
         _strings(f"{source_file}: streams", streams.get(key), key)

@@ -20,11 +20,23 @@ SCOPE_BARRIERS = FUNCTION_NODES + (ast.ClassDef, ast.Lambda)
 class Resolver:
     """Call targets seen from one function: nested defs, local instances, `self`, imports."""
 
-    def __init__(self, module: ModuleInfo, function: Optional[ast.AST], cls: Optional[str]) -> None:
+    def __init__(self, module: ModuleInfo, function: Optional[ast.AST], cls: Optional[str],
+                 owner: Optional[Tuple[ModuleInfo, str]] = None) -> None:
         self.module = module
         self.function = function
         self.cls = cls
+        # the class `self` is: a subclass when this method was inherited (calls on self dispatch from there)
+        self.owner = owner if owner is not None else ((module, cls) if cls else None)
         self._locals: Optional[Dict[str, object]] = None
+
+    def self_attr_type(self, attr: str) -> Optional[str]:
+        """The class of `self.attr`, from the owner class's methods, then from the defining class's."""
+        if self.owner is None:
+            return None
+        kind = self.owner[0].attr_types(self.owner[1]).get(attr)
+        if kind is None and self.cls and (self.owner[0] is not self.module or self.owner[1] != self.cls):
+            kind = self.module.attr_types(self.cls).get(attr)
+        return kind
 
     def locals(self) -> Dict[str, object]:
         """name → nested def node, or the qualified class of `name = Cls(...)` / `for name in self.layers`."""
@@ -48,7 +60,7 @@ class Resolver:
     def value_type(self, value: ast.AST) -> Optional[str]:
         name = dotted(value)
         if name and name.startswith("self.") and name.count(".") == 1 and self.cls:
-            return self.module.attr_types(self.cls).get(name[5:])
+            return self.self_attr_type(name[5:])
         return self.module.value_type(value)
 
     def instance_type(self, node: ast.AST) -> Optional[str]:
@@ -58,7 +70,7 @@ class Resolver:
             return kind if isinstance(kind, str) and not kind.startswith("[]") else None
         name = dotted(node)
         if name and name.startswith("self.") and name.count(".") == 1 and self.cls:
-            kind = self.module.attr_types(self.cls).get(name[5:])
+            kind = self.self_attr_type(name[5:])
             return kind if kind and not kind.startswith("[]") else None
         return None
 
@@ -81,11 +93,11 @@ class Resolver:
             return None
         if isinstance(node, ast.Attribute):
             base = node.value
-            if isinstance(base, ast.Name) and base.id in ("self", "cls") and self.cls:
-                target = project.method(self.module, self.cls, node.attr)
+            if isinstance(base, ast.Name) and base.id in ("self", "cls") and self.owner is not None:
+                target = project.method(self.owner[0], self.owner[1], node.attr)
                 if target:
                     return target
-                kind = self.module.attr_types(self.cls).get(node.attr)
+                kind = self.self_attr_type(node.attr)
                 return project.call_of_instance(kind) if kind and not kind.startswith("[]") else None
             kind = self.instance_type(base)
             if kind:
@@ -107,18 +119,95 @@ def iter_executed(stmts: List[ast.AST]) -> Iterator[ast.AST]:
         stack.extend(reversed(list(ast.iter_child_nodes(node))))
 
 
+EXITS = (ast.Return, ast.Raise)
+
+
+def iter_guarded(stmts: List[ast.AST], state: Callable[[ast.AST], Optional[bool]]) -> Iterator[ast.AST]:
+    """`iter_executed` without the code a capture guard keeps out of the region: `state(test)` is True when
+    the test holds whenever the region runs (`if torch.npu.is_current_stream_capturing():`), False when it
+    never does (`if not ...capturing():`), None when unknown. The branch that cannot run is skipped, and so
+    are the statements after `if <true>: return ...` in the same block."""
+    stack = list(reversed(_cut(stmts, state)))
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, SCOPE_BARRIERS):
+            continue
+        if isinstance(node, (ast.If, ast.IfExp)):
+            known = state(node.test)
+            body = node.body if isinstance(node.body, list) else [node.body]
+            orelse = node.orelse if isinstance(node.orelse, list) else [node.orelse]
+            children = [node.test] + ([] if known is False else _cut(body, state)) + (
+                [] if known is True else _cut(orelse, state))
+        else:
+            children = list(ast.iter_child_nodes(node))
+            if any(isinstance(getattr(node, f, None), list) for f in ("body", "orelse", "finalbody")):
+                children = _cut_children(node, children, state)
+        stack.extend(reversed(children))
+
+
+def _cut(stmts: List[ast.AST], state: Callable[[ast.AST], Optional[bool]]) -> List[ast.AST]:
+    """A block up to an `if <holds in the region>: ... return` (what follows it never runs in the region)."""
+    for index, stmt in enumerate(stmts):
+        if (isinstance(stmt, ast.If) and stmt.body and isinstance(stmt.body[-1], EXITS)
+                and state(stmt.test) is True):
+            return stmts[: index + 1]
+    return stmts
+
+
+def _cut_children(node: ast.AST, children: List[ast.AST], state) -> List[ast.AST]:
+    dropped: set = set()
+    for field in ("body", "orelse", "finalbody"):
+        value = getattr(node, field, None)
+        if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+            dropped.update(id(s) for s in value[len(_cut(value, state)):])
+    return [c for c in children if id(c) not in dropped] if dropped else children
+
+
+def guard_state(test: ast.AST, module: ModuleInfo, names: frozenset, bound: Dict[str, bool]) -> Optional[bool]:
+    """True / False when `test` is known to hold / fail whenever the region runs, from the guard functions."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = guard_state(test.operand, module, names, bound)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        states = [guard_state(v, module, names, bound) for v in test.values]
+        if isinstance(test.op, ast.And):
+            return False if False in states else (True if all(s is True for s in states) else None)
+        return True if True in states else (False if all(s is False for s in states) else None)
+    if isinstance(test, ast.Call) and not test.args and module.qualify(test.func) in names:
+        return True
+    if isinstance(test, ast.Name):
+        return bound.get(test.id)
+    return None
+
+
 Visit = Callable[[ast.AST, "Context"], None]
 
 
 class Context:
     """Where a visited node is: its module, function, class, the region and the chain to it."""
 
-    __slots__ = ("module", "function", "cls", "region", "chain", "resolver")
+    __slots__ = ("module", "function", "cls", "region", "chain", "resolver", "_bound")
 
     def __init__(self, module: ModuleInfo, function: Optional[ast.AST], cls: Optional[str], region: Region,
-                 chain: Tuple[Step, ...]) -> None:
+                 chain: Tuple[Step, ...], owner: Optional[Tuple[ModuleInfo, str]] = None) -> None:
         self.module, self.function, self.cls, self.region, self.chain = module, function, cls, region, chain
-        self.resolver = Resolver(module, function, cls)
+        self.resolver = Resolver(module, function, cls, owner)
+        self._bound: Optional[Dict[str, bool]] = None
+
+    def guard(self, test: ast.AST) -> Optional[bool]:
+        """Whether `test` holds whenever the region runs (see iter_guarded); names bound to a guard call count."""
+        names = self.region.guards
+        if not names:
+            return None
+        if self._bound is None:
+            self._bound = {}
+            if self.function is not None and not isinstance(self.function, ast.Lambda):
+                for node in ast.walk(self.function):
+                    if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                            and guard_state(node.value, self.module, names, {}) is not None):
+                        self._bound[node.targets[0].id] = bool(guard_state(node.value, self.module, names, {}))
+        return guard_state(test, self.module, names, self._bound)
 
 
 def walk_region(region: Region, visit: Visit, depth: int = DEFAULT_DEPTH) -> int:
@@ -129,26 +218,31 @@ def walk_region(region: Region, visit: Visit, depth: int = DEFAULT_DEPTH) -> int
     if region.body:
         queue.append((Context(region.module, region.function, region.cls, region, (site,)), region.body, 0))
     for root in region.roots:
-        seen.add(id(root.node))
+        seen.add(_key(root))
         body = root.node.body if not isinstance(root.node, ast.Lambda) else [root.node.body]
         step = Step(root.module.path, root.node.lineno, f"{_name(root)}")
-        queue.append((Context(root.module, root.node, root.cls, region, (site, step)), body, 0))
+        queue.append((Context(root.module, root.node, root.cls, region, (site, step), root.owner), body, 0))
     entered = 0
     while queue:
         context, body, level = queue.pop(0)
         entered += 1
-        for node in iter_executed(body):
+        for node in iter_guarded(body, context.guard):
             visit(node, context)
             if level >= depth or not isinstance(node, ast.Call):
                 continue
             target = context.resolver.callable_target(node.func)
-            if target is None or id(target.node) in seen or isinstance(target.node, ast.Lambda):
+            if target is None or _key(target) in seen or isinstance(target.node, ast.Lambda):
                 continue
-            seen.add(id(target.node))
+            seen.add(_key(target))
             step = Step(context.module.path, node.lineno, f"{short(node, 50)} → {target.qualname}")
-            inner = Context(target.module, target.node, target.cls, region, context.chain + (step,))
+            inner = Context(target.module, target.node, target.cls, region, context.chain + (step,), target.owner)
             queue.append((inner, target.node.body, level + 1))
     return entered
+
+
+def _key(target: Target) -> tuple:
+    """A function is walked once per class `self` is in it (an inherited method may dispatch differently)."""
+    return (id(target.node), id(target.owner[0]) if target.owner else None, target.owner[1] if target.owner else None)
 
 
 def _name(target: Target) -> str:

@@ -46,12 +46,17 @@ def module_name(path: str) -> Tuple[str, str]:
 
 
 class Target:
-    """A function the linter can walk into: its module, node, qualified name and class (for `self`)."""
+    """A function the linter can walk into: its module, node, qualified name and class (for `self`).
 
-    __slots__ = ("module", "node", "qualname", "cls")
+    `owner` is the class `self` really is when the method was found in a base of it ((module, class name);
+    None when it is the defining class): `self.helper()` inside an inherited method runs the subclass's
+    override, as Python's method lookup does."""
 
-    def __init__(self, module: "ModuleInfo", node: ast.AST, qualname: str, cls: Optional[str]) -> None:
-        self.module, self.node, self.qualname, self.cls = module, node, qualname, cls
+    __slots__ = ("module", "node", "qualname", "cls", "owner")
+
+    def __init__(self, module: "ModuleInfo", node: ast.AST, qualname: str, cls: Optional[str],
+                 owner: Optional[Tuple["ModuleInfo", str]] = None) -> None:
+        self.module, self.node, self.qualname, self.cls, self.owner = module, node, qualname, cls, owner
 
 
 class ModuleInfo:
@@ -253,8 +258,15 @@ class Project:
                     return self.find_function(again)
         return None
 
-    def method(self, module: ModuleInfo, cls: str, name: str, depth: int = 0) -> Optional[Target]:
-        """`cls.name`, looked up through the class's bases (in this project) like Python would."""
+    def method(self, module: ModuleInfo, cls: str, name: str) -> Optional[Target]:
+        """`cls.name`, looked up through the class's bases (in this project) like Python would; a method found
+        in a base keeps `cls` as its owner, so the calls it makes on `self` are looked up from `cls` again."""
+        target = self._method(module, cls, name)
+        if target is not None and (target.module is not module or target.cls != cls):
+            target.owner = (module, cls)
+        return target
+
+    def _method(self, module: ModuleInfo, cls: str, name: str, depth: int = 0) -> Optional[Target]:
         key = f"{cls}.{name}"
         if key in module.functions:
             return Target(module, module.functions[key], f"{module.name}.{key}", cls)
@@ -265,7 +277,7 @@ class Project:
             qualified = module.qualify(base)
             found = self.find_class(qualified) if qualified else None
             if found:
-                target = self.method(found[0], found[1], name, depth + 1)
+                target = self._method(found[0], found[1], name, depth + 1)
                 if target:
                     return target
         return None

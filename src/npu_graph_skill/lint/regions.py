@@ -38,6 +38,7 @@ class Region:
         self.graph = graph  # source of the graph object: "g", "self.graph"
         self.stream = stream  # the capture stream's source, when named
         self.node = node
+        self.guards: frozenset = frozenset()  # functions true whenever this region runs (regions.guards)
 
     @property
     def end_line(self) -> int:
@@ -97,6 +98,10 @@ class RegionFinder:
         self.options = set(compiled.get("options") or [])
         self.decorators = {d["name"]: d for d in config.get("decorators") or []}
         self.bases = {b["name"]: b for b in config.get("bases") or []}
+        guards = config.get("guards") or {}
+        self.capturing = frozenset(guards.get("capturing") or [])
+        # code traced by torch.compile sees is_compiling() true; a capture of eager code does not
+        self.compiling = self.capturing | frozenset(guards.get("compiling") or [])
 
     def find(self, module: ModuleInfo) -> List[Region]:
         regions: List[Region] = []
@@ -115,6 +120,8 @@ class RegionFinder:
                     regions.extend(self._based(module, node))
         if any(name in module.source.text for name in self.begin):
             regions.extend(self._capture_spans(module))
+        for region in regions:
+            region.guards = self.compiling if region.kind in ("compiled", "decorator") else self.capturing
         regions.sort(key=lambda r: r.line)
         return regions
 
@@ -227,10 +234,14 @@ class RegionFinder:
             return
         for member in spec["members"]:
             key = f"{node.name}.{member}"
-            if key in module.functions:  # defined here; an inherited one is linted where it is defined
+            if key in module.functions:
                 target = Target(module, module.functions[key], f"{module.name}.{key}", node.name)
-                yield Region("base", module, node.lineno, f"class {node.name}({spec['name']}) → {member}",
-                             spec["certainty"], roots=[target], cls=node.name, node=node)
+            else:  # inherited: walked again with `self` of this class, so the helpers it overrides are followed
+                target = module.project.method(module, node.name, member)
+                if target is None:
+                    continue
+            yield Region("base", module, node.lineno, f"class {node.name}({spec['name']}) → {member}",
+                         spec["certainty"], roots=[target], cls=node.name, node=node)
 
 
 def base_names(module: ModuleInfo, node: ast.ClassDef, depth: int = 0) -> List[str]:

@@ -1,0 +1,43 @@
+"""Capture guards: the branch a capture check rules out is not in the region, the branch it selects is."""
+import torch
+import torch_npu
+from torch._dynamo import optimize
+
+
+def lengths_for_kernel(lengths):
+    if not torch.npu.is_current_stream_capturing():
+        assert lengths.max().item() < 4096  # eager only: a bounds check the capture skips
+    capturing = torch.cuda.is_current_stream_capturing()
+    width = lengths.size(0) if capturing else lengths.max().item()
+    if torch.npu.is_current_stream_capturing():
+        return lengths.cumsum(0), width
+    return lengths.cumsum(0).tolist(), width  # after the early return: eager only
+
+
+def scale_for_kernel(scale):
+    if scale.numel() == 1 and not torch.npu.is_current_stream_capturing():
+        return scale.item()
+    if scale.dim() == 0 or torch.npu.is_current_stream_capturing():
+        out = scale * 2
+    else:
+        out = scale.tolist()  # the test holds whenever the capture runs: never reached
+    return out, scale.cpu()  # expect: NGL001
+
+
+def step(lengths, scale, g):
+    with torch.npu.graph(g):
+        lengths_for_kernel(lengths)
+        scale_for_kernel(scale)
+
+
+@optimize("npugraphs")
+def compiled(x):
+    if not torch.compiler.is_compiling():
+        print(x.sum().item())  # traced code never reaches this branch
+    return x * 2
+
+
+def eager_capture(x, g):
+    with torch.npu.graph(g):
+        if not torch.compiler.is_compiling():  # an eager capture is not compiling: this branch is captured
+            y = x.sum().item()  # expect: NGL001
