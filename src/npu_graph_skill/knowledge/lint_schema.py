@@ -191,6 +191,11 @@ def parse_lint_config(raw: Any, source_file: str, pattern_ids: set) -> LintConfi
         if (not isinstance(base, dict) or not base.get("name") or not base.get("members")
                 or base.get("certainty") not in CERTAINTIES or not base.get("note")):
             raise KnowledgeError(f"{source_file}: a region base class needs name, members, certainty and a note")
+        holds = base.get("holds") or {}
+        if not isinstance(holds, dict) or set(holds) - {"none", "true"}:
+            raise KnowledgeError(f"{source_file}: regions.bases {base.get('name')}: holds takes none and true")
+        for key, value in holds.items():
+            _strings(f"{source_file}: regions.bases {base.get('name')} holds", value, key)
     guards = regions.get("guards") or {}
     if not isinstance(guards, dict) or set(guards) - {"capturing", "compiling", "note"}:
         raise KnowledgeError(f"{source_file}: regions.guards takes capturing, compiling (function names) and a note")

@@ -164,13 +164,26 @@ def _cut_children(node: ast.AST, children: List[ast.AST], state) -> List[ast.AST
     return [c for c in children if id(c) not in dropped] if dropped else children
 
 
-def guard_state(test: ast.AST, module: ModuleInfo, names: frozenset, bound: Dict[str, bool]) -> Optional[bool]:
-    """True / False when `test` is known to hold / fail whenever the region runs, from the guard functions."""
+def guard_state(test: ast.AST, module: ModuleInfo, names: frozenset, bound: Dict[str, bool],
+                holds: Optional[Dict[str, frozenset]] = None) -> Optional[bool]:
+    """True / False when `test` is known to hold / fail whenever the region runs: from the guard functions,
+    and from what a framework's region implies (`holds`: names that are None there, so `pixel_values is not
+    None` fails; names or `.attributes` that are true there, so `if attn_metadata.is_decoding:` takes its body)."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = guard_state(test.operand, module, names, bound)
+        inner = guard_state(test.operand, module, names, bound, holds)
         return None if inner is None else not inner
+    if holds:
+        none, true = holds.get("none", frozenset()), holds.get("true", frozenset())
+        if isinstance(test, ast.Name) and (test.id in none or test.id in true):
+            return test.id in true
+        if isinstance(test, ast.Attribute) and "." + test.attr in true:
+            return True
+        if (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name)
+                and test.left.id in none and isinstance(test.comparators[0], ast.Constant)
+                and test.comparators[0].value is None and isinstance(test.ops[0], (ast.Is, ast.IsNot))):
+            return isinstance(test.ops[0], ast.Is)
     if isinstance(test, ast.BoolOp):
-        states = [guard_state(v, module, names, bound) for v in test.values]
+        states = [guard_state(v, module, names, bound, holds) for v in test.values]
         if isinstance(test.op, ast.And):
             return False if False in states else (True if all(s is True for s in states) else None)
         return True if True in states else (False if all(s is False for s in states) else None)
@@ -197,8 +210,8 @@ class Context:
 
     def guard(self, test: ast.AST) -> Optional[bool]:
         """Whether `test` holds whenever the region runs (see iter_guarded); names bound to a guard call count."""
-        names = self.region.guards
-        if not names:
+        names, holds = self.region.guards, self.region.holds
+        if not names and not holds:
             return None
         if self._bound is None:
             self._bound = {}
@@ -207,7 +220,7 @@ class Context:
                     if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
                             and guard_state(node.value, self.module, names, {}) is not None):
                         self._bound[node.targets[0].id] = bool(guard_state(node.value, self.module, names, {}))
-        return guard_state(test, self.module, names, self._bound)
+        return guard_state(test, self.module, names, self._bound, holds)
 
 
 def walk_region(region: Region, visit: Visit, depth: int = DEFAULT_DEPTH) -> int:

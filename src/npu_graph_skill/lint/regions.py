@@ -39,6 +39,7 @@ class Region:
         self.stream = stream  # the capture stream's source, when named
         self.node = node
         self.guards: frozenset = frozenset()  # functions true whenever this region runs (regions.guards)
+        self.holds: Dict[str, frozenset] = {}  # what a framework's region implies (a base's `holds`: none, true)
 
     @property
     def end_line(self) -> int:
@@ -240,8 +241,10 @@ class RegionFinder:
                 target = module.project.method(module, node.name, member)
                 if target is None:
                     continue
-            yield Region("base", module, node.lineno, f"class {node.name}({spec['name']}) → {member}",
-                         spec["certainty"], roots=[target], cls=node.name, node=node)
+            region = Region("base", module, node.lineno, f"class {node.name}({spec['name']}) → {member}",
+                            spec["certainty"], roots=[target], cls=node.name, node=node)
+            region.holds = {k: frozenset(v) for k, v in (spec.get("holds") or {}).items()}
+            yield region
 
 
 def base_names(module: ModuleInfo, node: ast.ClassDef, depth: int = 0) -> List[str]:

@@ -49,8 +49,13 @@ class CudaGraphMixin:  # LMDeploy's marker: the graph runner captures the forwar
 
 
 class DecodeModel(torch.nn.Module, CudaGraphMixin):
-    def forward(self, x, lengths):
-        width = int(lengths.max().item())  # expect: NGL001
+    def forward(self, x, lengths, attn_metadata, pixel_values=None):
+        if pixel_values is not None:  # images come with prefill steps; decoding steps (the captured ones) have none
+            sizes = pixel_values.shape[0] * lengths.tolist()[0]
+        if attn_metadata.is_decoding:  # only decoding steps are captured: the else branch is never in the graph
+            width = int(lengths.max().item())  # expect: NGL001
+        else:
+            width = attn_metadata.q_seqlens.tolist()
         return x[:, :width]
 
     def update_weights(self, weights):
