@@ -192,14 +192,14 @@ def parse_lint_config(raw: Any, source_file: str, pattern_ids: set) -> LintConfi
                 or base.get("certainty") not in CERTAINTIES or not base.get("note")):
             raise KnowledgeError(f"{source_file}: a region base class needs name, members, certainty and a note")
         holds = base.get("holds") or {}
-        if not isinstance(holds, dict) or set(holds) - {"none", "true"}:
-            raise KnowledgeError(f"{source_file}: regions.bases {base.get('name')}: holds takes none and true")
+        if not isinstance(holds, dict) or set(holds) - {"is_none", "is_true", "is_false"}:
+            raise KnowledgeError(f"{source_file}: regions.bases {base.get('name')}: holds takes is_none, is_true and is_false")
         for key, value in holds.items():
             _strings(f"{source_file}: regions.bases {base.get('name')} holds", value, key)
     guards = regions.get("guards") or {}
-    if not isinstance(guards, dict) or set(guards) - {"capturing", "compiling", "note"}:
-        raise KnowledgeError(f"{source_file}: regions.guards takes capturing, compiling (function names) and a note")
-    for key in ("capturing", "compiling"):
+    if not isinstance(guards, dict) or set(guards) - {"capturing", "capturing_flags", "compiling", "note"}:
+        raise KnowledgeError(f"{source_file}: regions.guards takes capturing, compiling (function names), capturing_flags (attributes) and a note")
+    for key in ("capturing", "capturing_flags", "compiling"):
         if guards.get(key) is not None:
             _strings(f"{source_file}: regions.guards", guards.get(key), key)
     streams = raw.get("streams") or {}

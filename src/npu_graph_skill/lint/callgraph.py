@@ -168,16 +168,18 @@ def guard_state(test: ast.AST, module: ModuleInfo, names: frozenset, bound: Dict
                 holds: Optional[Dict[str, frozenset]] = None) -> Optional[bool]:
     """True / False when `test` is known to hold / fail whenever the region runs: from the guard functions,
     and from what a framework's region implies (`holds`: names that are None there, so `pixel_values is not
-    None` fails; names or `.attributes` that are true there, so `if attn_metadata.is_decoding:` takes its body)."""
+    None` fails; names or `.attributes` that are true or false there: `if attn_metadata.is_decoding:` takes its
+    body, `if infer_state.is_prefill:` does not)."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         inner = guard_state(test.operand, module, names, bound, holds)
         return None if inner is None else not inner
     if holds:
-        none, true = holds.get("none", frozenset()), holds.get("true", frozenset())
-        if isinstance(test, ast.Name) and (test.id in none or test.id in true):
+        none, true = holds.get("is_none", frozenset()), holds.get("is_true", frozenset())
+        false = holds.get("is_false", frozenset())
+        if isinstance(test, ast.Name) and (test.id in none or test.id in true or test.id in false):
             return test.id in true
-        if isinstance(test, ast.Attribute) and "." + test.attr in true:
-            return True
+        if isinstance(test, ast.Attribute) and ("." + test.attr in true or "." + test.attr in false):
+            return "." + test.attr in true
         if (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name)
                 and test.left.id in none and isinstance(test.comparators[0], ast.Constant)
                 and test.comparators[0].value is None and isinstance(test.ops[0], (ast.Is, ast.IsNot))):
@@ -189,6 +191,8 @@ def guard_state(test: ast.AST, module: ModuleInfo, names: frozenset, bound: Dict
         return True if True in states else (False if all(s is False for s in states) else None)
     if isinstance(test, ast.Call) and not test.args and module.qualify(test.func) in names:
         return True
+    if isinstance(test, ast.Attribute) and (dotted(test) in names or module.qualify(test) in names):
+        return True  # a framework's capture flag (`forward_context.capturing`)
     if isinstance(test, ast.Name):
         return bound.get(test.id)
     return None

@@ -39,7 +39,7 @@ class Region:
         self.stream = stream  # the capture stream's source, when named
         self.node = node
         self.guards: frozenset = frozenset()  # functions true whenever this region runs (regions.guards)
-        self.holds: Dict[str, frozenset] = {}  # what a framework's region implies (a base's `holds`: none, true)
+        self.holds: Dict[str, frozenset] = {}  # what a framework's region implies (a base's `holds`: is_none, is_true)
 
     @property
     def end_line(self) -> int:
@@ -100,7 +100,7 @@ class RegionFinder:
         self.decorators = {d["name"]: d for d in config.get("decorators") or []}
         self.bases = {b["name"]: b for b in config.get("bases") or []}
         guards = config.get("guards") or {}
-        self.capturing = frozenset(guards.get("capturing") or [])
+        self.capturing = frozenset((guards.get("capturing") or []) + (guards.get("capturing_flags") or []))
         # code traced by torch.compile sees is_compiling() true; a capture of eager code does not
         self.compiling = self.capturing | frozenset(guards.get("compiling") or [])
 

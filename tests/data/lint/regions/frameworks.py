@@ -60,3 +60,17 @@ class DecodeModel(torch.nn.Module, CudaGraphMixin):
 
     def update_weights(self, weights):
         return [w.cpu() for w in weights]
+
+
+class BaseLayerInfer:  # LightLLM's layer-infer base: the decode graph runs token_forward, not context_forward
+    pass
+
+
+class PostLayerInfer(BaseLayerInfer):
+    def token_forward(self, hidden, infer_state):
+        if infer_state.is_prefill:  # false in the decode graph
+            hidden = hidden[infer_state.b_seq_len.cpu() - 1]
+        return hidden[:, : infer_state.b_seq_len.max().item()]  # expect: NGL001
+
+    def context_forward(self, hidden, infer_state):
+        return hidden[infer_state.b_seq_len.cpu() - 1]

@@ -24,10 +24,19 @@ def scale_for_kernel(scale):
     return out, scale.cpu()  # expect: NGL001
 
 
-def step(lengths, scale, g):
+def host_lengths(metadata, forward_context):
+    if metadata.query_lens_cpu is None:
+        if forward_context.capturing:  # the framework's capture flag (vLLM-Ascend sets it around its capture)
+            raise RuntimeError("host query lengths are needed during capture")
+        metadata.query_lens_cpu = metadata.query_start_loc.cpu()  # eager fallback only
+    return metadata.query_lens_cpu
+
+
+def step(lengths, scale, metadata, forward_context, g):
     with torch.npu.graph(g):
         lengths_for_kernel(lengths)
         scale_for_kernel(scale)
+        host_lengths(metadata, forward_context)
 
 
 @optimize("npugraphs")
