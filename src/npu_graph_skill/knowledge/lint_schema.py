@@ -192,8 +192,8 @@ def parse_lint_config(raw: Any, source_file: str, pattern_ids: set) -> LintConfi
                 or base.get("certainty") not in CERTAINTIES or not base.get("note")):
             raise KnowledgeError(f"{source_file}: a region base class needs name, members, certainty and a note")
         holds = base.get("holds") or {}
-        if not isinstance(holds, dict) or set(holds) - {"is_none", "is_true", "is_false"}:
-            raise KnowledgeError(f"{source_file}: regions.bases {base.get('name')}: holds takes is_none, is_true and is_false")
+        if not isinstance(holds, dict) or set(holds) - {"is_none", "is_true", "is_false", "is_zero"}:
+            raise KnowledgeError(f"{source_file}: regions.bases {base.get('name')}: holds takes is_none, is_true, is_false and is_zero")
         for key, value in holds.items():
             _strings(f"{source_file}: regions.bases {base.get('name')} holds", value, key)
     guards = regions.get("guards") or {}

@@ -139,6 +139,8 @@ def iter_guarded(stmts: List[ast.AST], state: Callable[[ast.AST], Optional[bool]
             orelse = node.orelse if isinstance(node.orelse, list) else [node.orelse]
             children = [node.test] + ([] if known is False else _cut(body, state)) + (
                 [] if known is True else _cut(orelse, state))
+        elif isinstance(node, ast.BoolOp):
+            children = evaluated(node, state)
         else:
             children = list(ast.iter_child_nodes(node))
             if any(isinstance(getattr(node, f, None), list) for f in ("body", "orelse", "finalbody")):
@@ -167,23 +169,14 @@ def _cut_children(node: ast.AST, children: List[ast.AST], state) -> List[ast.AST
 def guard_state(test: ast.AST, module: ModuleInfo, names: frozenset, bound: Dict[str, bool],
                 holds: Optional[Dict[str, frozenset]] = None) -> Optional[bool]:
     """True / False when `test` is known to hold / fail whenever the region runs: from the guard functions,
-    and from what a framework's region implies (`holds`: names that are None there, so `pixel_values is not
-    None` fails; names or `.attributes` that are true or false there: `if attn_metadata.is_decoding:` takes its
-    body, `if infer_state.is_prefill:` does not)."""
+    and from what a framework's region implies (`holds`, see _holds_state)."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         inner = guard_state(test.operand, module, names, bound, holds)
         return None if inner is None else not inner
     if holds:
-        none, true = holds.get("is_none", frozenset()), holds.get("is_true", frozenset())
-        false = holds.get("is_false", frozenset())
-        if isinstance(test, ast.Name) and (test.id in none or test.id in true or test.id in false):
-            return test.id in true
-        if isinstance(test, ast.Attribute) and ("." + test.attr in true or "." + test.attr in false):
-            return "." + test.attr in true
-        if (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name)
-                and test.left.id in none and isinstance(test.comparators[0], ast.Constant)
-                and test.comparators[0].value is None and isinstance(test.ops[0], (ast.Is, ast.IsNot))):
-            return isinstance(test.ops[0], ast.Is)
+        known = _holds_state(test, holds)
+        if known is not None:
+            return known
     if isinstance(test, ast.BoolOp):
         states = [guard_state(v, module, names, bound, holds) for v in test.values]
         if isinstance(test.op, ast.And):
@@ -196,6 +189,45 @@ def guard_state(test: ast.AST, module: ModuleInfo, names: frozenset, bound: Dict
     if isinstance(test, ast.Name):
         return bound.get(test.id)
     return None
+
+
+def _holds_key(node: ast.AST) -> Optional[str]:
+    return node.id if isinstance(node, ast.Name) else ("." + node.attr if isinstance(node, ast.Attribute) else None)
+
+
+def _holds_state(test: ast.AST, holds: Dict[str, frozenset]) -> Optional[bool]:
+    """What a framework's region implies about a name (`pixel_values`) or an attribute (`.is_decoding`):
+    is_true / is_false / is_none / is_zero, so `if attn_metadata.is_decoding:` takes its body, `pixel_values is
+    not None` and `attn_metadata.num_prefills > 0` fail."""
+    key = _holds_key(test)
+    if key is not None:
+        if key in holds.get("is_true", ()):
+            return True
+        if any(key in holds.get(k, ()) for k in ("is_false", "is_none", "is_zero")):
+            return False
+        return None
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant)):
+        return None
+    key, op, value = _holds_key(test.left), test.ops[0], test.comparators[0].value
+    if key in holds.get("is_none", ()) and value is None and isinstance(op, (ast.Is, ast.IsNot)):
+        return isinstance(op, ast.Is)
+    if key in holds.get("is_zero", ()) and value == 0 and not isinstance(value, bool):
+        if isinstance(op, (ast.Eq, ast.LtE, ast.GtE)):
+            return True
+        if isinstance(op, (ast.NotEq, ast.Lt, ast.Gt)):
+            return False
+    return None
+
+
+def evaluated(node: ast.BoolOp, state: Callable[[ast.AST], Optional[bool]]) -> List[ast.AST]:
+    """The operands of `a and b` / `a or b` that run: none after one the guards settle (short-circuit)."""
+    values: List[ast.AST] = []
+    for value in node.values:
+        values.append(value)
+        known = state(value)
+        if known is not None and known == isinstance(node.op, ast.Or):
+            break
+    return values
 
 
 Visit = Callable[[ast.AST, "Context"], None]

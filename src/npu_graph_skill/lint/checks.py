@@ -12,7 +12,7 @@ import builtins
 import re
 from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 
-from npu_graph_skill.lint.callgraph import Context, iter_executed
+from npu_graph_skill.lint.callgraph import Context, iter_executed, iter_guarded
 from npu_graph_skill.lint.project import FUNCTION_NODES, ModuleInfo, dotted
 from npu_graph_skill.lint.regions import Region, short, walk_scopes
 
@@ -102,7 +102,7 @@ class TensorConditionCheck:
     def match(self, node: ast.AST, context: Context) -> Optional[str]:
         if not isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
             return None
-        for sub in iter_executed([node.test]):
+        for sub in iter_guarded([node.test], context.guard):  # operands a guard short-circuits do not run
             if self._call(sub, context, self.methods, self.functions):
                 return short(node.test)
             if isinstance(sub, ast.Compare):

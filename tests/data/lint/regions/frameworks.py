@@ -74,3 +74,28 @@ class PostLayerInfer(BaseLayerInfer):
 
     def context_forward(self, hidden, infer_state):
         return hidden[infer_state.b_seq_len.cpu() - 1]
+
+
+class GatedDeltaNetAttention:  # vLLM's GDN layer: its custom op runs _forward_core inside full graphs, in decode batches
+    pass
+
+
+class GDN310(GatedDeltaNetAttention):
+    def _forward_core(self, mixed_qkv, attn_metadata):
+        if attn_metadata.num_prefills > 0:  # 0 in the decode batches that are captured
+            lengths = attn_metadata.query_start_loc.tolist()
+        return conv1d_args(attn_metadata.state_indices)
+
+
+def conv1d_args(t):
+    return tuple(t.tolist())  # expect: NGL001
+
+
+def te_graphed(layer, sample):
+    import transformer_engine.pytorch as te
+
+    return te.make_graphed_callables(graphed_step, (sample,))
+
+
+def graphed_step(x):
+    return x[x.isnan().logical_not()]  # expect: NGL011

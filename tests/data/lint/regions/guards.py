@@ -24,6 +24,13 @@ def scale_for_kernel(scale):
     return out, scale.cpu()  # expect: NGL001
 
 
+def uniform_lengths(seq_lens, forward_context):
+    # `or` stops at the capture flag while capturing: the tensor test after it is never evaluated then
+    if forward_context.capturing or (seq_lens.numel() > 0 and torch.all(seq_lens == seq_lens[0])):
+        return seq_lens
+    return seq_lens.cpu()  # eager mixed batches only
+
+
 def host_lengths(metadata, forward_context):
     if metadata.query_lens_cpu is None:
         if forward_context.capturing:  # the framework's capture flag (vLLM-Ascend sets it around its capture)
@@ -37,6 +44,7 @@ def step(lengths, scale, metadata, forward_context, g):
         lengths_for_kernel(lengths)
         scale_for_kernel(scale)
         host_lengths(metadata, forward_context)
+        uniform_lengths(lengths, forward_context)
 
 
 @optimize("npugraphs")
