@@ -10,7 +10,9 @@ Two measurements, both driven by benchmarks/lint_eval.yaml:
 (b) whole real files that run correctly under capture (torch_npu's graph tests, the graph tests torch_npu
     ported from PyTorch's test_cuda.py, frameworks' graph runners): every finding is listed, and each must
     have been reviewed by hand in the data file (`reviewed`: intended = the test provokes that failure on
-    purpose, false_alarm = the code is fine; with the reason). An unreviewed finding fails the run.
+    purpose; true_positive = a real capture hazard, confirmed by a later fix or the maintainers; unconfirmed =
+    reachable in a capture only on a configuration the review could not confirm; false_alarm = the code is
+    fine; with the reason). An unreviewed finding, or a verdict not in this list, fails the run.
 
 Mirrors are looked up as MIRRORS/<owner>+<name>/repo (default /work/.mirror, or --mirrors / $NPU_GRAPH_MIRRORS);
 a missing mirror or commit is reported and skipped.
@@ -33,6 +35,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "src"))
 
 from npu_graph_skill.lint.engine import lint_paths  # noqa: E402
+
+
+VERDICTS = ("intended", "true_positive", "unconfirmed", "false_alarm")
 
 
 def mirror(root: str, repo: str) -> Optional[str]:
@@ -157,25 +162,26 @@ def main() -> int:
         print(f"  → {sum(p['status'] == 'ok' for p in done)} of {len(done)} pairs: flagged before at the fixed line, "
               f"clean after ({len(pairs) - len(done)} skipped)")
         print("\n(b) whole real files that run correctly under capture")
-        totals = {"files": 0, "lines": 0, "intended": 0, "false_alarm": 0, "UNREVIEWED": 0}
+        totals = {"files": 0, "lines": 0, "UNREVIEWED": 0, **{v: 0 for v in VERDICTS}}
         for entry in files:
             if entry["status"] == "skipped":
                 print(f"  skip   {entry['name']}: {entry['note']}")
                 continue
             verdicts = [f["verdict"] for f in entry["findings"]]
             print(f"  {entry['name']}: {entry['files']} files, {entry['lines']} lines, {entry['regions']} captured regions, "
-                  f"{len(verdicts)} findings ({verdicts.count('intended')} intended, {verdicts.count('false_alarm')} false alarms)")
+                  f"{len(verdicts)} findings ({', '.join(f'{verdicts.count(v)} {v}' for v in VERDICTS)})")
             for finding in entry["findings"]:
-                print(f"      {finding['verdict']:<11} {finding['key']}  {finding['why']}")
+                print(f"      {finding['verdict']:<13} {finding['key']}  {finding['why']}")
             for key in entry["stale_reviews"]:
                 print(f"      (review of {key} matches no finding any more)")
             totals["files"] += entry["files"]
             totals["lines"] += entry["lines"]
             for verdict in verdicts:
-                totals[verdict] += 1
+                totals[verdict if verdict in totals else "UNREVIEWED"] += 1
         print(f"  → {totals['files']} files, {totals['lines']} lines: {totals['false_alarm']} false alarms, "
+              f"{totals['true_positive']} real hazards, {totals['unconfirmed']} unconfirmed, "
               f"{totals['intended']} intended failures, {totals['UNREVIEWED']} unreviewed")
-    unreviewed = sum(f["verdict"] == "UNREVIEWED" for e in files if e["status"] == "ok" for f in e["findings"])
+    unreviewed = sum(f["verdict"] not in VERDICTS for e in files if e["status"] == "ok" for f in e["findings"])
     return 1 if unreviewed else 0
 
 

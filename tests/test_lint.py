@@ -102,6 +102,13 @@ def test_an_inherited_framework_method_dispatches_to_the_subclass_override_in_an
     assert lint_paths([str(package / "base.py")], lang="en").findings == []
 
 
+def test_calls_are_followed_through_a_module_dict_iterated_by_items_under_enumerate():
+    path = DATA / "regions" / "containers.py"
+    report = lint_paths([str(path)], lang="en")
+    assert found(report) == expected(path)
+    assert report.findings[0].chain[-1].text == "block(x) → containers.Block.forward"
+
+
 def test_calls_are_followed_into_the_same_package_with_the_chain_shown():
     report = lint_paths([str(DATA / "chain" / "serving" / "runner.py")], lang="en")
     assert [(pathlib.Path(f.path).name, f.line, f.rule) for f in report.findings] == [("ops.py", 5, "NGL001")]

@@ -50,12 +50,31 @@ class Resolver:
                         kind = self.value_type(node.value)
                         if kind:
                             found.setdefault(node.targets[0].id, kind)
-                    elif isinstance(node, ast.For) and isinstance(node.target, ast.Name):
-                        kind = self.value_type(node.iter)
-                        if kind and kind.startswith("[]"):
-                            found.setdefault(node.target.id, kind[2:])
+                    elif isinstance(node, ast.For):
+                        self._bind_loop(node.target, node.iter, found)
             self._locals = found
         return self._locals
+
+    def _bind_loop(self, target: ast.AST, iterable: ast.AST, found: Dict[str, object]) -> None:
+        """`for layer in self.layers`, `.values()`, `for k, layer in .items()`, `for i, x in enumerate(...)`."""
+        if (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "enumerate"
+                and iterable.args and isinstance(target, ast.Tuple) and len(target.elts) == 2):
+            self._bind_loop(target.elts[1], iterable.args[0], found)
+            return
+        pairs = False
+        if (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) and not iterable.args
+                and iterable.func.attr in ("values", "items")):
+            pairs = iterable.func.attr == "items"
+            iterable = iterable.func.value
+        kind = self.value_type(iterable)
+        if not (kind and kind.startswith("[]")):
+            return
+        if pairs:
+            if not (isinstance(target, ast.Tuple) and len(target.elts) == 2):
+                return
+            target = target.elts[1]
+        if isinstance(target, ast.Name):
+            found.setdefault(target.id, kind[2:])
 
     def value_type(self, value: ast.AST) -> Optional[str]:
         name = dotted(value)

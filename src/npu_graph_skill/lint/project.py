@@ -155,10 +155,11 @@ class ModuleInfo:
         return self._attr_types[cls]
 
     def value_type(self, value: ast.AST) -> Optional[str]:
-        """The qualified class of `Cls(...)`; `[]Cls` for `[Cls(...) for ...]` / `nn.ModuleList([...])`."""
+        """The qualified class of `Cls(...)`; `[]Cls` for a container of them: `[Cls(...) for ...]`,
+        `nn.ModuleList([...])`, `nn.ModuleDict({k: Cls(...) for ...})` (iterating a dict's values, see callgraph)."""
         if isinstance(value, ast.Call):
             name = self.qualify(value.func)
-            if name and name.rpartition(".")[2] in ("ModuleList", "Sequential") and value.args:
+            if name and name.rpartition(".")[2] in ("ModuleList", "Sequential", "ModuleDict") and value.args:
                 inner = self.value_type(value.args[0])
                 return inner if inner and inner.startswith("[]") else None
             if name and name[:1] != "[" and self.project.find_class(name):
@@ -168,6 +169,10 @@ class ModuleInfo:
             return f"[]{inner}" if inner and not inner.startswith("[]") else None
         if isinstance(value, ast.List) and value.elts:
             inner = self.value_type(value.elts[0])
+            return f"[]{inner}" if inner and not inner.startswith("[]") else None
+        if isinstance(value, (ast.DictComp, ast.Dict)):
+            element = value.value if isinstance(value, ast.DictComp) else (value.values[0] if value.values else None)
+            inner = self.value_type(element) if element is not None else None
             return f"[]{inner}" if inner and not inner.startswith("[]") else None
         return None
 
