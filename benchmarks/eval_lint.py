@@ -46,11 +46,36 @@ def mirror(root: str, repo: str) -> Optional[str]:
 
 
 def export(git_dir: str, commit: str, paths: List[str], into: str) -> bool:
-    archive = subprocess.run(["git", "-C", git_dir, "archive", commit, *paths], capture_output=True)
-    if archive.returncode != 0:
+    """The .py files under `paths` at `commit`, written under `into`. File by file (not `git archive`): a
+    snapshot may lack its largest files (binaries, tarballs), and only Python source is linted."""
+    listing = subprocess.run(["git", "-C", git_dir, "ls-tree", "-r", "-z", commit, "--", *paths],
+                             capture_output=True)
+    if listing.returncode != 0:
         return False
-    os.makedirs(into, exist_ok=True)
-    return subprocess.run(["tar", "-x", "-C", into], input=archive.stdout).returncode == 0
+    blobs = []
+    for entry in listing.stdout.split(b"\0"):
+        meta, _, name = entry.partition(b"\t")
+        fields = meta.split()
+        if len(fields) == 3 and fields[1] == b"blob" and name.endswith(b".py"):
+            blobs.append((fields[2].decode(), name.decode("utf-8", "replace")))
+    if not blobs:
+        return False
+    batch = subprocess.run(["git", "-C", git_dir, "cat-file", "--batch"], capture_output=True,
+                           input="".join(f"{sha}\n" for sha, _ in blobs).encode())
+    data, offset = batch.stdout, 0
+    for sha, name in blobs:
+        header_end = data.index(b"\n", offset)
+        header = data[offset:header_end].split()
+        offset = header_end + 1
+        if len(header) < 3 or header[1] != b"blob":  # missing from the snapshot
+            continue
+        size = int(header[2])
+        target = os.path.join(into, name)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "wb") as handle:
+            handle.write(data[offset:offset + size])
+        offset += size + 1
+    return True
 
 
 def written_lines(git_dir: str, before: str, after: str, path: str) -> set:

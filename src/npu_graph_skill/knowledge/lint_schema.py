@@ -23,6 +23,7 @@ CHECK_KINDS: Dict[str, tuple] = {
     "call": ("capture", ("functions", "methods", "max_args", "argument", "nonliteral_args", "exclude_receivers")),
     "tensor_condition": ("capture", ("methods", "functions", "compared_methods", "compared_functions")),
     "mask_index": ("capture", ("mask_functions", "mask_methods")),
+    "scalar_index": ("capture", ("functions", "methods")),
     "env_set": ("module", ("variables",)),
     "capture_stream": ("module", ("begin_methods",)),
     "warmup": ("module", ("accept_calls",)),

@@ -279,7 +279,7 @@ class Project:
         if node is None or depth > 8:
             return None
         for base in node.bases:
-            qualified = module.qualify(base)
+            qualified = module.qualify(base.value if isinstance(base, ast.Subscript) else base)
             found = self.find_class(qualified) if qualified else None
             if found:
                 target = self._method(found[0], found[1], name, depth + 1)

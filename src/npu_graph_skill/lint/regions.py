@@ -251,6 +251,8 @@ def base_names(module: ModuleInfo, node: ast.ClassDef, depth: int = 0) -> List[s
     """The simple names of a class's bases, and of theirs where the project defines them."""
     names: List[str] = []
     for base in node.bases:
+        if isinstance(base, ast.Subscript):  # a generic base: `AttentionImplBase[Metadata]`
+            base = base.value
         qualified = module.qualify(base) or ""
         names.append(qualified.rpartition(".")[2])
         found = module.project.find_class(qualified) if qualified and depth < 6 else None
