@@ -99,3 +99,15 @@ def te_graphed(layer, sample):
 
 def graphed_step(x):
     return x[x.isnan().logical_not()]  # expect: NGL011
+
+
+class AttentionBackend:  # SGLang's backend base: decode graphs run forward_decode and init_forward_metadata_in_graph
+    pass
+
+
+class SparseBackend(AttentionBackend):
+    def init_forward_metadata_out_graph(self, forward_batch, in_capture=False):
+        self.lens = forward_batch.seq_lens.tolist()  # runs outside the capture
+
+    def forward_decode(self, q, page_table):
+        return q[:, page_table[page_table != -1]]  # expect: NGL011
