@@ -109,6 +109,17 @@ def test_calls_are_followed_through_a_module_dict_iterated_by_items_under_enumer
     assert report.findings[0].chain[-1].text == "block(x) → containers.Block.forward"
 
 
+def test_a_callable_handed_to_a_capture_helper_is_followed_from_the_call_sites_that_pass_it():
+    path = DATA / "regions" / "handed.py"
+    report = lint_paths([str(path)], lang="en")
+    assert found(report) == expected(path)
+    chain = [step.text for step in next(f for f in report.findings if f.line == 7).chain]
+    assert chain[0] == "with torch.npu.graph(graph)" and chain[-1] == "step(x) → handed.step"
+    # handed through capture() to _capture_graph(): both bindings are shown
+    assert "run_once_fn = run_once_fn (" in chain[1] and "run_once_fn = run_once (" in chain[1]
+    assert lint_paths([str(path)], lang="en", depth=0).findings == []  # only the helper's own body at depth 0
+
+
 def test_calls_are_followed_into_the_same_package_with_the_chain_shown():
     report = lint_paths([str(DATA / "chain" / "serving" / "runner.py")], lang="en")
     assert [(pathlib.Path(f.path).name, f.line, f.rule) for f in report.findings] == [("ops.py", 5, "NGL001")]

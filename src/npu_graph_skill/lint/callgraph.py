@@ -11,7 +11,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
 from npu_graph_skill.lint.model import Step
 from npu_graph_skill.lint.project import FUNCTION_NODES, ModuleInfo, Target, dotted
-from npu_graph_skill.lint.regions import Region, short
+from npu_graph_skill.lint.regions import Region, short, walk_scopes
 
 DEFAULT_DEPTH = 3
 SCOPE_BARRIERS = FUNCTION_NODES + (ast.ClassDef, ast.Lambda)
@@ -43,6 +43,7 @@ class Resolver:
         if self._locals is None:
             found: Dict[str, object] = {}
             if self.function is not None and not isinstance(self.function, ast.Lambda):
+                found.update(self.module.parameter_types(self.function))  # `worker: EAGLEWorker`
                 for node in ast.walk(self.function):
                     if isinstance(node, FUNCTION_NODES) and node is not self.function:
                         found.setdefault(node.name, node)
@@ -299,13 +300,73 @@ def walk_region(region: Region, visit: Visit, depth: int = DEFAULT_DEPTH) -> int
             if level >= depth or not isinstance(node, ast.Call):
                 continue
             target = context.resolver.callable_target(node.func)
-            if target is None or _key(target) in seen or isinstance(target.node, ast.Lambda):
-                continue
-            seen.add(_key(target))
-            step = Step(context.module.path, node.lineno, f"{short(node, 50)} → {target.qualname}")
-            inner = Context(target.module, target.node, target.cls, region, context.chain + (step,), target.owner)
-            queue.append((inner, target.node.body, level + 1))
+            if target is not None:
+                found = [(target, f"{short(node, 50)} → {target.qualname}")]
+            elif isinstance(node.func, ast.Name):  # a callable handed to this function: `run_once_fn()`
+                found = [(t, f"{short(node, 50)} → {via} → {t.qualname}")
+                         for t, via in bound_callables(context.module, context.function, node.func.id)]
+            else:
+                found = []
+            for target, text in found:
+                if _key(target) in seen:
+                    continue
+                seen.add(_key(target))
+                step = Step(context.module.path, node.lineno, text)
+                inner = Context(target.module, target.node, target.cls, region, context.chain + (step,), target.owner)
+                body = target.node.body if not isinstance(target.node, ast.Lambda) else [target.node.body]
+                queue.append((inner, body, level + 1))
     return entered
+
+
+MAX_BINDING_HOPS = 3  # `capture(fn)` → `_capture(fn)` → `fn()`: how many helpers a callable may be handed through
+
+
+def bound_callables(module: ModuleInfo, function: Optional[ast.AST], name: str,
+                    hops: int = MAX_BINDING_HOPS) -> List[Tuple[Target, str]]:
+    """What a parameter `name` of `function` is bound to at the calls of `function` in the project: the
+    callable a capture helper runs (`def _capture_graph(self, graph, run_once_fn): ... run_once_fn()` called as
+    `self._capture_graph(g, run_once)`). Followed through helpers that pass it on, `hops` deep."""
+    if not isinstance(function, FUNCTION_NODES) or hops <= 0:
+        return []
+    positional = [a.arg for a in function.args.posonlyargs + function.args.args]
+    keywords = positional + [a.arg for a in function.args.kwonlyargs]
+    if name not in keywords:
+        return []
+    cache = module.project.bindings
+    key = (id(function), name)
+    if key in cache:
+        return cache[key]
+    cache[key] = []  # a recursive helper does not loop
+    found: List[Tuple[Target, str]] = []
+    for caller_module in list(module.project.by_path.values()):
+        if function.name not in caller_module.source.text:
+            continue
+        for node, caller, cls in walk_scopes(caller_module.source.tree):
+            if not (isinstance(node, ast.Call) and (dotted(node.func) or "").rpartition(".")[2] == function.name):
+                continue
+            resolver = Resolver(caller_module, caller, cls)
+            called = resolver.callable_target(node.func)
+            if called is None or called.node is not function:
+                continue
+            argument = next((k.value for k in node.keywords if k.arg == name), None)
+            if argument is None and name in positional:
+                index = positional.index(name) - (1 if positional and positional[0] in ("self", "cls")
+                                                  and isinstance(node.func, ast.Attribute) else 0)
+                if 0 <= index < len(node.args) and not isinstance(node.args[index], ast.Starred):
+                    argument = node.args[index]
+            if argument is None:
+                continue
+            via = f"{name} = {short(argument, 40)} ({caller_module.path}:{node.lineno})"
+            if isinstance(argument, ast.Lambda):
+                found.append((Target(caller_module, argument, f"{caller_module.name}.<lambda>", cls), via))
+                continue
+            target = resolver.callable_target(argument)
+            if target is not None:
+                found.append((target, via))
+            elif isinstance(argument, ast.Name):
+                found.extend((t, f"{via} → {v}") for t, v in bound_callables(caller_module, caller, argument.id, hops - 1))
+    cache[key] = found
+    return found
 
 
 def _key(target: Target) -> tuple:

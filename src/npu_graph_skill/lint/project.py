@@ -143,16 +143,42 @@ class ModuleInfo:
             node = self.classes.get(cls)
             for item in node.body if node else []:
                 if isinstance(item, FUNCTION_NODES):
+                    params = self.parameter_types(item)
                     for stmt in ast.walk(item):
                         if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
                             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-                            kind = self.value_type(stmt.value)
+                            kind = (params.get(stmt.value.id) if isinstance(stmt.value, ast.Name)
+                                    else self.value_type(stmt.value))
                             for target in targets:
                                 name = dotted(target)
                                 if kind and name and name.startswith("self.") and name.count(".") == 1:
                                     types.setdefault(name[5:], kind)
             self._attr_types[cls] = types
         return self._attr_types[cls]
+
+    def parameter_types(self, function: ast.AST) -> Dict[str, str]:
+        """Parameters annotated with a class of the project (`worker: EAGLEWorker`, `Optional["Cls"]`, `Cls | None`)."""
+        found: Dict[str, str] = {}
+        args = function.args
+        for arg in args.posonlyargs + args.args + args.kwonlyargs:
+            kind = self.annotation_type(arg.annotation) if arg.annotation is not None else None
+            if kind:
+                found[arg.arg] = kind
+        return found
+
+    def annotation_type(self, node: ast.AST) -> Optional[str]:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            try:
+                node = ast.parse(node.value, mode="eval").body
+            except SyntaxError:
+                return None
+        if isinstance(node, ast.Subscript) and (dotted(node.value) or "").rpartition(".")[2] == "Optional":
+            node = node.slice
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):  # `Cls | None`
+            sides = [n for n in (node.left, node.right) if not (isinstance(n, ast.Constant) and n.value is None)]
+            node = sides[0] if len(sides) == 1 else node
+        name = self.qualify(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+        return name if name and self.project.find_class(name) else None
 
     def value_type(self, value: ast.AST) -> Optional[str]:
         """The qualified class of `Cls(...)`; `[]Cls` for a container of them: `[Cls(...) for ...]`,
@@ -189,6 +215,7 @@ class Project:
         self.roots: List[str] = []
         self._missing: set = set()
         self._loaded = 0
+        self.bindings: Dict[tuple, list] = {}  # (function, parameter) → the callables its callers pass (callgraph)
 
     def canonical(self, name: str) -> str:
         for prefix, replacement in self.namespaces:
