@@ -73,6 +73,53 @@ def test_compiled_and_framework_regions_make_findings_likely_and_with_bodies_cer
     assert by_line[41].region["text"] == "torch.compile(self.decode, backend='npugraph_ex')"
 
 
+def test_capture_guards_leave_out_the_branch_that_cannot_run_under_capture():
+    # `if not is_current_stream_capturing():` bodies, the else of `x if capturing else y` and what follows
+    # `if capturing(): return` are eager-only; an `and`/`or` decides only when the guard settles it, and
+    # torch.compiler.is_compiling() settles only compiled regions (an eager capture is not compiling)
+    path = DATA / "regions" / "guards.py"
+    report = lint_paths([str(path)], lang="en")
+    assert found(report) == expected(path)
+    assert report.regions == 3
+    unguarded = copy.deepcopy(CONFIG)
+    unguarded.regions.pop("guards")
+    lines = sorted(f.line for f in lint_paths([str(path)], lang="en", config=unguarded).findings)
+    # 29: the tensor test after `capturing or`, which short-circuits; 53: print + item
+    assert lines == [9, 11, 14, 19, 23, 24, 29, 31, 38, 53, 53, 60]
+
+
+def test_an_inherited_framework_method_dispatches_to_the_subclass_override_in_another_module():
+    # Impl310 overrides a helper that the base's forward calls; its module never names AttentionImpl, so it is
+    # reached through the project class found as a region base, and `self.forward_impl()` in the inherited
+    # forward runs the override, as Python's lookup does
+    package = DATA / "inherit" / "backends"
+    report = lint_paths([str(package)], lang="en")
+    assert found(report) == expected(package / "impl310.py")
+    chain = [step.text for step in report.findings[0].chain]
+    assert chain[0] == "class Impl310(AttentionImpl) → forward"
+    assert chain[-1].endswith("→ backends.impl310.Impl310.forward_impl")
+    # the base class alone runs its own helper, which is clean
+    assert lint_paths([str(package / "base.py")], lang="en").findings == []
+
+
+def test_calls_are_followed_through_a_module_dict_iterated_by_items_under_enumerate():
+    path = DATA / "regions" / "containers.py"
+    report = lint_paths([str(path)], lang="en")
+    assert found(report) == expected(path)
+    assert report.findings[0].chain[-1].text == "block(x) → containers.Block.forward"
+
+
+def test_a_callable_handed_to_a_capture_helper_is_followed_from_the_call_sites_that_pass_it():
+    path = DATA / "regions" / "handed.py"
+    report = lint_paths([str(path)], lang="en")
+    assert found(report) == expected(path)
+    chain = [step.text for step in next(f for f in report.findings if f.line == 7).chain]
+    assert chain[0] == "with torch.npu.graph(graph)" and chain[-1] == "step(x) → handed.step"
+    # handed through capture() to _capture_graph(): both bindings are shown
+    assert "run_once_fn = run_once_fn (" in chain[1] and "run_once_fn = run_once (" in chain[1]
+    assert lint_paths([str(path)], lang="en", depth=0).findings == []  # only the helper's own body at depth 0
+
+
 def test_calls_are_followed_into_the_same_package_with_the_chain_shown():
     report = lint_paths([str(DATA / "chain" / "serving" / "runner.py")], lang="en")
     assert [(pathlib.Path(f.path).name, f.line, f.rule) for f in report.findings] == [("ops.py", 5, "NGL001")]

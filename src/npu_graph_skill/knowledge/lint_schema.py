@@ -23,6 +23,7 @@ CHECK_KINDS: Dict[str, tuple] = {
     "call": ("capture", ("functions", "methods", "max_args", "argument", "nonliteral_args", "exclude_receivers")),
     "tensor_condition": ("capture", ("methods", "functions", "compared_methods", "compared_functions")),
     "mask_index": ("capture", ("mask_functions", "mask_methods")),
+    "scalar_index": ("capture", ("functions", "methods")),
     "env_set": ("module", ("variables",)),
     "capture_stream": ("module", ("begin_methods",)),
     "warmup": ("module", ("accept_calls",)),
@@ -31,7 +32,8 @@ CHECK_KINDS: Dict[str, tuple] = {
     "event_crossing": ("module", ("record_methods", "wait_methods", "wait_event_methods")),
     "side_stream": ("module", ("require", "sync_methods")),
 }
-REGION_KEYS = ("graph_contexts", "capture_calls", "graphed_callables", "compiled", "decorators", "bases", "pragma")
+REGION_KEYS = ("graph_contexts", "capture_calls", "graphed_callables", "compiled", "decorators", "bases", "guards",
+               "pragma")
 
 
 @dataclasses.dataclass
@@ -190,6 +192,17 @@ def parse_lint_config(raw: Any, source_file: str, pattern_ids: set) -> LintConfi
         if (not isinstance(base, dict) or not base.get("name") or not base.get("members")
                 or base.get("certainty") not in CERTAINTIES or not base.get("note")):
             raise KnowledgeError(f"{source_file}: a region base class needs name, members, certainty and a note")
+        holds = base.get("holds") or {}
+        if not isinstance(holds, dict) or set(holds) - {"is_none", "is_true", "is_false", "is_zero"}:
+            raise KnowledgeError(f"{source_file}: regions.bases {base.get('name')}: holds takes is_none, is_true, is_false and is_zero")
+        for key, value in holds.items():
+            _strings(f"{source_file}: regions.bases {base.get('name')} holds", value, key)
+    guards = regions.get("guards") or {}
+    if not isinstance(guards, dict) or set(guards) - {"capturing", "capturing_flags", "compiling", "note"}:
+        raise KnowledgeError(f"{source_file}: regions.guards takes capturing, compiling (function names), capturing_flags (attributes) and a note")
+    for key in ("capturing", "capturing_flags", "compiling"):
+        if guards.get(key) is not None:
+            _strings(f"{source_file}: regions.guards", guards.get(key), key)
     streams = raw.get("streams") or {}
     for key in ("contexts", "set_stream"):
         _strings(f"{source_file}: streams", streams.get(key), key)

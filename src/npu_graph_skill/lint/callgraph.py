@@ -11,7 +11,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
 from npu_graph_skill.lint.model import Step
 from npu_graph_skill.lint.project import FUNCTION_NODES, ModuleInfo, Target, dotted
-from npu_graph_skill.lint.regions import Region, short
+from npu_graph_skill.lint.regions import Region, short, walk_scopes
 
 DEFAULT_DEPTH = 3
 SCOPE_BARRIERS = FUNCTION_NODES + (ast.ClassDef, ast.Lambda)
@@ -20,17 +20,30 @@ SCOPE_BARRIERS = FUNCTION_NODES + (ast.ClassDef, ast.Lambda)
 class Resolver:
     """Call targets seen from one function: nested defs, local instances, `self`, imports."""
 
-    def __init__(self, module: ModuleInfo, function: Optional[ast.AST], cls: Optional[str]) -> None:
+    def __init__(self, module: ModuleInfo, function: Optional[ast.AST], cls: Optional[str],
+                 owner: Optional[Tuple[ModuleInfo, str]] = None) -> None:
         self.module = module
         self.function = function
         self.cls = cls
+        # the class `self` is: a subclass when this method was inherited (calls on self dispatch from there)
+        self.owner = owner if owner is not None else ((module, cls) if cls else None)
         self._locals: Optional[Dict[str, object]] = None
+
+    def self_attr_type(self, attr: str) -> Optional[str]:
+        """The class of `self.attr`, from the owner class's methods, then from the defining class's."""
+        if self.owner is None:
+            return None
+        kind = self.owner[0].attr_types(self.owner[1]).get(attr)
+        if kind is None and self.cls and (self.owner[0] is not self.module or self.owner[1] != self.cls):
+            kind = self.module.attr_types(self.cls).get(attr)
+        return kind
 
     def locals(self) -> Dict[str, object]:
         """name → nested def node, or the qualified class of `name = Cls(...)` / `for name in self.layers`."""
         if self._locals is None:
             found: Dict[str, object] = {}
             if self.function is not None and not isinstance(self.function, ast.Lambda):
+                found.update(self.module.parameter_types(self.function))  # `worker: EAGLEWorker`
                 for node in ast.walk(self.function):
                     if isinstance(node, FUNCTION_NODES) and node is not self.function:
                         found.setdefault(node.name, node)
@@ -38,17 +51,36 @@ class Resolver:
                         kind = self.value_type(node.value)
                         if kind:
                             found.setdefault(node.targets[0].id, kind)
-                    elif isinstance(node, ast.For) and isinstance(node.target, ast.Name):
-                        kind = self.value_type(node.iter)
-                        if kind and kind.startswith("[]"):
-                            found.setdefault(node.target.id, kind[2:])
+                    elif isinstance(node, ast.For):
+                        self._bind_loop(node.target, node.iter, found)
             self._locals = found
         return self._locals
+
+    def _bind_loop(self, target: ast.AST, iterable: ast.AST, found: Dict[str, object]) -> None:
+        """`for layer in self.layers`, `.values()`, `for k, layer in .items()`, `for i, x in enumerate(...)`."""
+        if (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "enumerate"
+                and iterable.args and isinstance(target, ast.Tuple) and len(target.elts) == 2):
+            self._bind_loop(target.elts[1], iterable.args[0], found)
+            return
+        pairs = False
+        if (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) and not iterable.args
+                and iterable.func.attr in ("values", "items")):
+            pairs = iterable.func.attr == "items"
+            iterable = iterable.func.value
+        kind = self.value_type(iterable)
+        if not (kind and kind.startswith("[]")):
+            return
+        if pairs:
+            if not (isinstance(target, ast.Tuple) and len(target.elts) == 2):
+                return
+            target = target.elts[1]
+        if isinstance(target, ast.Name):
+            found.setdefault(target.id, kind[2:])
 
     def value_type(self, value: ast.AST) -> Optional[str]:
         name = dotted(value)
         if name and name.startswith("self.") and name.count(".") == 1 and self.cls:
-            return self.module.attr_types(self.cls).get(name[5:])
+            return self.self_attr_type(name[5:])
         return self.module.value_type(value)
 
     def instance_type(self, node: ast.AST) -> Optional[str]:
@@ -58,7 +90,7 @@ class Resolver:
             return kind if isinstance(kind, str) and not kind.startswith("[]") else None
         name = dotted(node)
         if name and name.startswith("self.") and name.count(".") == 1 and self.cls:
-            kind = self.module.attr_types(self.cls).get(name[5:])
+            kind = self.self_attr_type(name[5:])
             return kind if kind and not kind.startswith("[]") else None
         return None
 
@@ -81,11 +113,11 @@ class Resolver:
             return None
         if isinstance(node, ast.Attribute):
             base = node.value
-            if isinstance(base, ast.Name) and base.id in ("self", "cls") and self.cls:
-                target = project.method(self.module, self.cls, node.attr)
+            if isinstance(base, ast.Name) and base.id in ("self", "cls") and self.owner is not None:
+                target = project.method(self.owner[0], self.owner[1], node.attr)
                 if target:
                     return target
-                kind = self.module.attr_types(self.cls).get(node.attr)
+                kind = self.self_attr_type(node.attr)
                 return project.call_of_instance(kind) if kind and not kind.startswith("[]") else None
             kind = self.instance_type(base)
             if kind:
@@ -107,18 +139,144 @@ def iter_executed(stmts: List[ast.AST]) -> Iterator[ast.AST]:
         stack.extend(reversed(list(ast.iter_child_nodes(node))))
 
 
+EXITS = (ast.Return, ast.Raise)
+
+
+def iter_guarded(stmts: List[ast.AST], state: Callable[[ast.AST], Optional[bool]]) -> Iterator[ast.AST]:
+    """`iter_executed` without the code a capture guard keeps out of the region: `state(test)` is True when
+    the test holds whenever the region runs (`if torch.npu.is_current_stream_capturing():`), False when it
+    never does (`if not ...capturing():`), None when unknown. The branch that cannot run is skipped, and so
+    are the statements after `if <true>: return ...` in the same block."""
+    stack = list(reversed(_cut(stmts, state)))
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, SCOPE_BARRIERS):
+            continue
+        if isinstance(node, (ast.If, ast.IfExp)):
+            known = state(node.test)
+            body = node.body if isinstance(node.body, list) else [node.body]
+            orelse = node.orelse if isinstance(node.orelse, list) else [node.orelse]
+            children = [node.test] + ([] if known is False else _cut(body, state)) + (
+                [] if known is True else _cut(orelse, state))
+        elif isinstance(node, ast.BoolOp):
+            children = evaluated(node, state)
+        else:
+            children = list(ast.iter_child_nodes(node))
+            if any(isinstance(getattr(node, f, None), list) for f in ("body", "orelse", "finalbody")):
+                children = _cut_children(node, children, state)
+        stack.extend(reversed(children))
+
+
+def _cut(stmts: List[ast.AST], state: Callable[[ast.AST], Optional[bool]]) -> List[ast.AST]:
+    """A block up to an `if <holds in the region>: ... return` (what follows it never runs in the region)."""
+    for index, stmt in enumerate(stmts):
+        if (isinstance(stmt, ast.If) and stmt.body and isinstance(stmt.body[-1], EXITS)
+                and state(stmt.test) is True):
+            return stmts[: index + 1]
+    return stmts
+
+
+def _cut_children(node: ast.AST, children: List[ast.AST], state) -> List[ast.AST]:
+    dropped: set = set()
+    for field in ("body", "orelse", "finalbody"):
+        value = getattr(node, field, None)
+        if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+            dropped.update(id(s) for s in value[len(_cut(value, state)):])
+    return [c for c in children if id(c) not in dropped] if dropped else children
+
+
+def guard_state(test: ast.AST, module: ModuleInfo, names: frozenset, bound: Dict[str, bool],
+                holds: Optional[Dict[str, frozenset]] = None) -> Optional[bool]:
+    """True / False when `test` is known to hold / fail whenever the region runs: from the guard functions,
+    and from what a framework's region implies (`holds`, see _holds_state)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = guard_state(test.operand, module, names, bound, holds)
+        return None if inner is None else not inner
+    if holds:
+        known = _holds_state(test, holds)
+        if known is not None:
+            return known
+    if isinstance(test, ast.BoolOp):
+        states = [guard_state(v, module, names, bound, holds) for v in test.values]
+        if isinstance(test.op, ast.And):
+            return False if False in states else (True if all(s is True for s in states) else None)
+        return True if True in states else (False if all(s is False for s in states) else None)
+    if isinstance(test, ast.Call) and not test.args and module.qualify(test.func) in names:
+        return True
+    if isinstance(test, ast.Attribute) and (dotted(test) in names or module.qualify(test) in names):
+        return True  # a framework's capture flag (`forward_context.capturing`)
+    if isinstance(test, ast.Name):
+        return bound.get(test.id)
+    return None
+
+
+def _holds_key(node: ast.AST) -> Optional[str]:
+    return node.id if isinstance(node, ast.Name) else ("." + node.attr if isinstance(node, ast.Attribute) else None)
+
+
+def _holds_state(test: ast.AST, holds: Dict[str, frozenset]) -> Optional[bool]:
+    """What a framework's region implies about a name (`pixel_values`) or an attribute (`.is_decoding`):
+    is_true / is_false / is_none / is_zero, so `if attn_metadata.is_decoding:` takes its body, `pixel_values is
+    not None` and `attn_metadata.num_prefills > 0` fail."""
+    key = _holds_key(test)
+    if key is not None:
+        if key in holds.get("is_true", ()):
+            return True
+        if any(key in holds.get(k, ()) for k in ("is_false", "is_none", "is_zero")):
+            return False
+        return None
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant)):
+        return None
+    key, op, value = _holds_key(test.left), test.ops[0], test.comparators[0].value
+    if key in holds.get("is_none", ()) and value is None and isinstance(op, (ast.Is, ast.IsNot)):
+        return isinstance(op, ast.Is)
+    if key in holds.get("is_zero", ()) and value == 0 and not isinstance(value, bool):
+        if isinstance(op, (ast.Eq, ast.LtE, ast.GtE)):
+            return True
+        if isinstance(op, (ast.NotEq, ast.Lt, ast.Gt)):
+            return False
+    return None
+
+
+def evaluated(node: ast.BoolOp, state: Callable[[ast.AST], Optional[bool]]) -> List[ast.AST]:
+    """The operands of `a and b` / `a or b` that run: none after one the guards settle (short-circuit)."""
+    values: List[ast.AST] = []
+    for value in node.values:
+        values.append(value)
+        known = state(value)
+        if known is not None and known == isinstance(node.op, ast.Or):
+            break
+    return values
+
+
 Visit = Callable[[ast.AST, "Context"], None]
 
 
 class Context:
     """Where a visited node is: its module, function, class, the region and the chain to it."""
 
-    __slots__ = ("module", "function", "cls", "region", "chain", "resolver")
+    __slots__ = ("module", "function", "cls", "region", "chain", "resolver", "_bound")
 
     def __init__(self, module: ModuleInfo, function: Optional[ast.AST], cls: Optional[str], region: Region,
-                 chain: Tuple[Step, ...]) -> None:
+                 chain: Tuple[Step, ...], owner: Optional[Tuple[ModuleInfo, str]] = None) -> None:
         self.module, self.function, self.cls, self.region, self.chain = module, function, cls, region, chain
-        self.resolver = Resolver(module, function, cls)
+        self.resolver = Resolver(module, function, cls, owner)
+        self._bound: Optional[Dict[str, bool]] = None
+
+    def guard(self, test: ast.AST) -> Optional[bool]:
+        """Whether `test` holds whenever the region runs (see iter_guarded); names bound to a guard call count."""
+        names, holds = self.region.guards, self.region.holds
+        if not names and not holds:
+            return None
+        if self._bound is None:
+            self._bound = {}
+            if self.function is not None and not isinstance(self.function, ast.Lambda):
+                for node in ast.walk(self.function):
+                    if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                            and guard_state(node.value, self.module, names, {}) is not None):
+                        self._bound[node.targets[0].id] = bool(guard_state(node.value, self.module, names, {}))
+        return guard_state(test, self.module, names, self._bound, holds)
 
 
 def walk_region(region: Region, visit: Visit, depth: int = DEFAULT_DEPTH) -> int:
@@ -129,26 +287,91 @@ def walk_region(region: Region, visit: Visit, depth: int = DEFAULT_DEPTH) -> int
     if region.body:
         queue.append((Context(region.module, region.function, region.cls, region, (site,)), region.body, 0))
     for root in region.roots:
-        seen.add(id(root.node))
+        seen.add(_key(root))
         body = root.node.body if not isinstance(root.node, ast.Lambda) else [root.node.body]
         step = Step(root.module.path, root.node.lineno, f"{_name(root)}")
-        queue.append((Context(root.module, root.node, root.cls, region, (site, step)), body, 0))
+        queue.append((Context(root.module, root.node, root.cls, region, (site, step), root.owner), body, 0))
     entered = 0
     while queue:
         context, body, level = queue.pop(0)
         entered += 1
-        for node in iter_executed(body):
+        for node in iter_guarded(body, context.guard):
             visit(node, context)
             if level >= depth or not isinstance(node, ast.Call):
                 continue
             target = context.resolver.callable_target(node.func)
-            if target is None or id(target.node) in seen or isinstance(target.node, ast.Lambda):
-                continue
-            seen.add(id(target.node))
-            step = Step(context.module.path, node.lineno, f"{short(node, 50)} → {target.qualname}")
-            inner = Context(target.module, target.node, target.cls, region, context.chain + (step,))
-            queue.append((inner, target.node.body, level + 1))
+            if target is not None:
+                found = [(target, f"{short(node, 50)} → {target.qualname}")]
+            elif isinstance(node.func, ast.Name):  # a callable handed to this function: `run_once_fn()`
+                found = [(t, f"{short(node, 50)} → {via} → {t.qualname}")
+                         for t, via in bound_callables(context.module, context.function, node.func.id)]
+            else:
+                found = []
+            for target, text in found:
+                if _key(target) in seen:
+                    continue
+                seen.add(_key(target))
+                step = Step(context.module.path, node.lineno, text)
+                inner = Context(target.module, target.node, target.cls, region, context.chain + (step,), target.owner)
+                body = target.node.body if not isinstance(target.node, ast.Lambda) else [target.node.body]
+                queue.append((inner, body, level + 1))
     return entered
+
+
+MAX_BINDING_HOPS = 3  # `capture(fn)` → `_capture(fn)` → `fn()`: how many helpers a callable may be handed through
+
+
+def bound_callables(module: ModuleInfo, function: Optional[ast.AST], name: str,
+                    hops: int = MAX_BINDING_HOPS) -> List[Tuple[Target, str]]:
+    """What a parameter `name` of `function` is bound to at the calls of `function` in the project: the
+    callable a capture helper runs (`def _capture_graph(self, graph, run_once_fn): ... run_once_fn()` called as
+    `self._capture_graph(g, run_once)`). Followed through helpers that pass it on, `hops` deep."""
+    if not isinstance(function, FUNCTION_NODES) or hops <= 0:
+        return []
+    positional = [a.arg for a in function.args.posonlyargs + function.args.args]
+    keywords = positional + [a.arg for a in function.args.kwonlyargs]
+    if name not in keywords:
+        return []
+    cache = module.project.bindings
+    key = (id(function), name)
+    if key in cache:
+        return cache[key]
+    cache[key] = []  # a recursive helper does not loop
+    found: List[Tuple[Target, str]] = []
+    for caller_module in list(module.project.by_path.values()):
+        if function.name not in caller_module.source.text:
+            continue
+        for node, caller, cls in walk_scopes(caller_module.source.tree):
+            if not (isinstance(node, ast.Call) and (dotted(node.func) or "").rpartition(".")[2] == function.name):
+                continue
+            resolver = Resolver(caller_module, caller, cls)
+            called = resolver.callable_target(node.func)
+            if called is None or called.node is not function:
+                continue
+            argument = next((k.value for k in node.keywords if k.arg == name), None)
+            if argument is None and name in positional:
+                index = positional.index(name) - (1 if positional and positional[0] in ("self", "cls")
+                                                  and isinstance(node.func, ast.Attribute) else 0)
+                if 0 <= index < len(node.args) and not isinstance(node.args[index], ast.Starred):
+                    argument = node.args[index]
+            if argument is None:
+                continue
+            via = f"{name} = {short(argument, 40)} ({caller_module.path}:{node.lineno})"
+            if isinstance(argument, ast.Lambda):
+                found.append((Target(caller_module, argument, f"{caller_module.name}.<lambda>", cls), via))
+                continue
+            target = resolver.callable_target(argument)
+            if target is not None:
+                found.append((target, via))
+            elif isinstance(argument, ast.Name):
+                found.extend((t, f"{via} → {v}") for t, v in bound_callables(caller_module, caller, argument.id, hops - 1))
+    cache[key] = found
+    return found
+
+
+def _key(target: Target) -> tuple:
+    """A function is walked once per class `self` is in it (an inherited method may dispatch differently)."""
+    return (id(target.node), id(target.owner[0]) if target.owner else None, target.owner[1] if target.owner else None)
 
 
 def _name(target: Target) -> str:

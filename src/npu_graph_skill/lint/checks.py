@@ -12,7 +12,7 @@ import builtins
 import re
 from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 
-from npu_graph_skill.lint.callgraph import Context, iter_executed
+from npu_graph_skill.lint.callgraph import Context, iter_executed, iter_guarded
 from npu_graph_skill.lint.project import FUNCTION_NODES, ModuleInfo, dotted
 from npu_graph_skill.lint.regions import Region, short, walk_scopes
 
@@ -102,7 +102,7 @@ class TensorConditionCheck:
     def match(self, node: ast.AST, context: Context) -> Optional[str]:
         if not isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
             return None
-        for sub in iter_executed([node.test]):
+        for sub in iter_guarded([node.test], context.guard):  # operands a guard short-circuits do not run
             if self._call(sub, context, self.methods, self.functions):
                 return short(node.test)
             if isinstance(sub, ast.Compare):
@@ -160,7 +160,50 @@ class MaskIndexCheck:
         return short(node) if any(self.is_mask(p, context, names) for p in parts) else None
 
 
-CAPTURE_KINDS = {"call": CallCheck, "tensor_condition": TensorConditionCheck, "mask_index": MaskIndexCheck}
+class ScalarIndexCheck:
+    """`x[i]` with `i` a 0-dim integer tensor (argmax without dim, or a name bound to one in the function):
+    indexing reads such an index on the host (ATen's TensorIndexing calls tensor.item<int64_t>())."""
+
+    def __init__(self, params: Dict[str, Any]) -> None:
+        self.functions = set(params.get("functions") or [])
+        self.methods = set(params.get("methods") or [])
+        self._names: Dict[int, Set[str]] = {}
+
+    def is_scalar(self, node: ast.AST, context: Context, names: Set[str]) -> bool:
+        if isinstance(node, ast.Name):
+            return node.id in names
+        if not isinstance(node, ast.Call) or any(k.arg == "dim" for k in node.keywords):
+            return False
+        if isinstance(node.func, ast.Attribute) and node.func.attr in self.methods and not is_module_path(
+                context.module, node.func.value):
+            return not node.args  # x.argmax(): no dim, a 0-dim result
+        return context.module.qualify(node.func) in self.functions and len(node.args) == 1
+
+    def scalar_names(self, context: Context) -> Set[str]:
+        scope = context.function if context.function is not None else context.module.source.tree
+        key = id(scope)
+        if key not in self._names:
+            names: Set[str] = set()
+            body = scope.body if isinstance(scope.body, list) else [scope.body]
+            for node in iter_executed(body):
+                if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                        and self.is_scalar(node.value, context, set())):
+                    names.add(node.targets[0].id)
+            self._names[key] = names
+        return self._names[key]
+
+    def match(self, node: ast.AST, context: Context) -> Optional[str]:
+        if not isinstance(node, ast.Subscript):
+            return None
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if not any(isinstance(p, (ast.Name, ast.Call)) for p in parts):
+            return None
+        names = self.scalar_names(context)
+        return short(node) if any(self.is_scalar(p, context, names) for p in parts) else None
+
+
+CAPTURE_KINDS = {"call": CallCheck, "tensor_condition": TensorConditionCheck, "mask_index": MaskIndexCheck,
+                 "scalar_index": ScalarIndexCheck}
 
 
 # --- module scope --------------------------------------------------------------------------------

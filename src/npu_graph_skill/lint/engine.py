@@ -107,6 +107,18 @@ class Linter:
         # call following, but not walked.
         linted = [m for m in project.linted() if any(t in m.source.text for t in self.triggers)]
         regions_of: Dict[str, List[Region]] = {m.name + "@" + m.path: finder.find(m) for m in linted}
+        # A class derived from a framework base through a class of the project (`class Impl310(AscendImpl)`,
+        # AscendImpl(AttentionImpl)) is in a module that may not name the framework's base: the project classes
+        # found as region bases become triggers too, until no new module is reached.
+        derived = {r.cls for rs in regions_of.values() for r in rs if r.kind == "base" and r.cls}
+        rest = [m for m in project.linted() if m.name + "@" + m.path not in regions_of]
+        while derived and rest:
+            reached = [m for m in rest if any(name in m.source.text for name in derived)]
+            rest = [m for m in rest if m not in reached]
+            found = {m.name + "@" + m.path: finder.find(m) for m in reached}
+            regions_of.update(found)
+            linted.extend(reached)
+            derived = {r.cls for rs in found.values() for r in rs if r.kind == "base" and r.cls} - derived
         count = 0
         for module in linted:
             regions = regions_of[module.name + "@" + module.path]

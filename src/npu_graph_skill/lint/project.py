@@ -46,12 +46,17 @@ def module_name(path: str) -> Tuple[str, str]:
 
 
 class Target:
-    """A function the linter can walk into: its module, node, qualified name and class (for `self`)."""
+    """A function the linter can walk into: its module, node, qualified name and class (for `self`).
 
-    __slots__ = ("module", "node", "qualname", "cls")
+    `owner` is the class `self` really is when the method was found in a base of it ((module, class name);
+    None when it is the defining class): `self.helper()` inside an inherited method runs the subclass's
+    override, as Python's method lookup does."""
 
-    def __init__(self, module: "ModuleInfo", node: ast.AST, qualname: str, cls: Optional[str]) -> None:
-        self.module, self.node, self.qualname, self.cls = module, node, qualname, cls
+    __slots__ = ("module", "node", "qualname", "cls", "owner")
+
+    def __init__(self, module: "ModuleInfo", node: ast.AST, qualname: str, cls: Optional[str],
+                 owner: Optional[Tuple["ModuleInfo", str]] = None) -> None:
+        self.module, self.node, self.qualname, self.cls, self.owner = module, node, qualname, cls, owner
 
 
 class ModuleInfo:
@@ -138,10 +143,12 @@ class ModuleInfo:
             node = self.classes.get(cls)
             for item in node.body if node else []:
                 if isinstance(item, FUNCTION_NODES):
+                    params = self.parameter_types(item)
                     for stmt in ast.walk(item):
                         if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
                             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-                            kind = self.value_type(stmt.value)
+                            kind = (params.get(stmt.value.id) if isinstance(stmt.value, ast.Name)
+                                    else self.value_type(stmt.value))
                             for target in targets:
                                 name = dotted(target)
                                 if kind and name and name.startswith("self.") and name.count(".") == 1:
@@ -149,11 +156,36 @@ class ModuleInfo:
             self._attr_types[cls] = types
         return self._attr_types[cls]
 
+    def parameter_types(self, function: ast.AST) -> Dict[str, str]:
+        """Parameters annotated with a class of the project (`worker: EAGLEWorker`, `Optional["Cls"]`, `Cls | None`)."""
+        found: Dict[str, str] = {}
+        args = function.args
+        for arg in args.posonlyargs + args.args + args.kwonlyargs:
+            kind = self.annotation_type(arg.annotation) if arg.annotation is not None else None
+            if kind:
+                found[arg.arg] = kind
+        return found
+
+    def annotation_type(self, node: ast.AST) -> Optional[str]:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            try:
+                node = ast.parse(node.value, mode="eval").body
+            except SyntaxError:
+                return None
+        if isinstance(node, ast.Subscript) and (dotted(node.value) or "").rpartition(".")[2] == "Optional":
+            node = node.slice
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):  # `Cls | None`
+            sides = [n for n in (node.left, node.right) if not (isinstance(n, ast.Constant) and n.value is None)]
+            node = sides[0] if len(sides) == 1 else node
+        name = self.qualify(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+        return name if name and self.project.find_class(name) else None
+
     def value_type(self, value: ast.AST) -> Optional[str]:
-        """The qualified class of `Cls(...)`; `[]Cls` for `[Cls(...) for ...]` / `nn.ModuleList([...])`."""
+        """The qualified class of `Cls(...)`; `[]Cls` for a container of them: `[Cls(...) for ...]`,
+        `nn.ModuleList([...])`, `nn.ModuleDict({k: Cls(...) for ...})` (iterating a dict's values, see callgraph)."""
         if isinstance(value, ast.Call):
             name = self.qualify(value.func)
-            if name and name.rpartition(".")[2] in ("ModuleList", "Sequential") and value.args:
+            if name and name.rpartition(".")[2] in ("ModuleList", "Sequential", "ModuleDict") and value.args:
                 inner = self.value_type(value.args[0])
                 return inner if inner and inner.startswith("[]") else None
             if name and name[:1] != "[" and self.project.find_class(name):
@@ -163,6 +195,10 @@ class ModuleInfo:
             return f"[]{inner}" if inner and not inner.startswith("[]") else None
         if isinstance(value, ast.List) and value.elts:
             inner = self.value_type(value.elts[0])
+            return f"[]{inner}" if inner and not inner.startswith("[]") else None
+        if isinstance(value, (ast.DictComp, ast.Dict)):
+            element = value.value if isinstance(value, ast.DictComp) else (value.values[0] if value.values else None)
+            inner = self.value_type(element) if element is not None else None
             return f"[]{inner}" if inner and not inner.startswith("[]") else None
         return None
 
@@ -179,6 +215,7 @@ class Project:
         self.roots: List[str] = []
         self._missing: set = set()
         self._loaded = 0
+        self.bindings: Dict[tuple, list] = {}  # (function, parameter) → the callables its callers pass (callgraph)
 
     def canonical(self, name: str) -> str:
         for prefix, replacement in self.namespaces:
@@ -253,8 +290,15 @@ class Project:
                     return self.find_function(again)
         return None
 
-    def method(self, module: ModuleInfo, cls: str, name: str, depth: int = 0) -> Optional[Target]:
-        """`cls.name`, looked up through the class's bases (in this project) like Python would."""
+    def method(self, module: ModuleInfo, cls: str, name: str) -> Optional[Target]:
+        """`cls.name`, looked up through the class's bases (in this project) like Python would; a method found
+        in a base keeps `cls` as its owner, so the calls it makes on `self` are looked up from `cls` again."""
+        target = self._method(module, cls, name)
+        if target is not None and (target.module is not module or target.cls != cls):
+            target.owner = (module, cls)
+        return target
+
+    def _method(self, module: ModuleInfo, cls: str, name: str, depth: int = 0) -> Optional[Target]:
         key = f"{cls}.{name}"
         if key in module.functions:
             return Target(module, module.functions[key], f"{module.name}.{key}", cls)
@@ -262,10 +306,10 @@ class Project:
         if node is None or depth > 8:
             return None
         for base in node.bases:
-            qualified = module.qualify(base)
+            qualified = module.qualify(base.value if isinstance(base, ast.Subscript) else base)
             found = self.find_class(qualified) if qualified else None
             if found:
-                target = self.method(found[0], found[1], name, depth + 1)
+                target = self._method(found[0], found[1], name, depth + 1)
                 if target:
                     return target
         return None

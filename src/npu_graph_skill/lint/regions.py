@@ -38,6 +38,8 @@ class Region:
         self.graph = graph  # source of the graph object: "g", "self.graph"
         self.stream = stream  # the capture stream's source, when named
         self.node = node
+        self.guards: frozenset = frozenset()  # functions true whenever this region runs (regions.guards)
+        self.holds: Dict[str, frozenset] = {}  # what a framework's region implies (a base's `holds`: is_none, is_true)
 
     @property
     def end_line(self) -> int:
@@ -97,6 +99,10 @@ class RegionFinder:
         self.options = set(compiled.get("options") or [])
         self.decorators = {d["name"]: d for d in config.get("decorators") or []}
         self.bases = {b["name"]: b for b in config.get("bases") or []}
+        guards = config.get("guards") or {}
+        self.capturing = frozenset((guards.get("capturing") or []) + (guards.get("capturing_flags") or []))
+        # code traced by torch.compile sees is_compiling() true; a capture of eager code does not
+        self.compiling = self.capturing | frozenset(guards.get("compiling") or [])
 
     def find(self, module: ModuleInfo) -> List[Region]:
         regions: List[Region] = []
@@ -115,6 +121,8 @@ class RegionFinder:
                     regions.extend(self._based(module, node))
         if any(name in module.source.text for name in self.begin):
             regions.extend(self._capture_spans(module))
+        for region in regions:
+            region.guards = self.compiling if region.kind in ("compiled", "decorator") else self.capturing
         regions.sort(key=lambda r: r.line)
         return regions
 
@@ -227,16 +235,24 @@ class RegionFinder:
             return
         for member in spec["members"]:
             key = f"{node.name}.{member}"
-            if key in module.functions:  # defined here; an inherited one is linted where it is defined
+            if key in module.functions:
                 target = Target(module, module.functions[key], f"{module.name}.{key}", node.name)
-                yield Region("base", module, node.lineno, f"class {node.name}({spec['name']}) → {member}",
-                             spec["certainty"], roots=[target], cls=node.name, node=node)
+            else:  # inherited: walked again with `self` of this class, so the helpers it overrides are followed
+                target = module.project.method(module, node.name, member)
+                if target is None:
+                    continue
+            region = Region("base", module, node.lineno, f"class {node.name}({spec['name']}) → {member}",
+                            spec["certainty"], roots=[target], cls=node.name, node=node)
+            region.holds = {k: frozenset(v) for k, v in (spec.get("holds") or {}).items()}
+            yield region
 
 
 def base_names(module: ModuleInfo, node: ast.ClassDef, depth: int = 0) -> List[str]:
     """The simple names of a class's bases, and of theirs where the project defines them."""
     names: List[str] = []
     for base in node.bases:
+        if isinstance(base, ast.Subscript):  # a generic base: `AttentionImplBase[Metadata]`
+            base = base.value
         qualified = module.qualify(base) or ""
         names.append(qualified.rpartition(".")[2])
         found = module.project.find_class(qualified) if qualified and depth < 6 else None
