@@ -141,7 +141,7 @@ def test_explain_prints_the_rule_page_and_all_lists_rules(run_cli):
                  "When it is a false alarm:", "pytorch#78549"):
         assert part in out
     code, out, _ = run_cli("lint", "--explain", "all")
-    assert code == 0 and out.count("NGL0") == 20
+    assert code == 0 and out.count("NGL0") == 21
     code, out, _ = run_cli("lint", "--explain", "host-read-in-capture", "--lang", "zh")
     assert code == 0 and "为什么会失败" in out
 
@@ -165,7 +165,7 @@ def test_sarif_meets_what_github_code_scanning_requires(run_cli):
     assert code == 1 and sarif_errors(log) == []
     run = log["runs"][0]
     assert log["version"] == "2.1.0" and run["tool"]["driver"]["name"] == "npu-graph-lint"
-    assert [r["id"] for r in run["tool"]["driver"]["rules"]] == [f"NGL{n:03d}" for n in range(1, 21) if n != 8]
+    assert [r["id"] for r in run["tool"]["driver"]["rules"]] == [f"NGL{n:03d}" for n in range(1, 22) if n != 8]
     result = next(r for r in run["results"] if r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith("ops.py"))
     location = result["locations"][0]["physicalLocation"]
     assert location["artifactLocation"] == {"uri": "tests/data/lint/chain/serving/ops.py", "uriBaseId": "%SRCROOT%"}

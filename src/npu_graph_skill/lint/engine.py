@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import gc
 import os
-from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from npu_graph_skill.core.errors import UserError
 from npu_graph_skill.core.render import default_lang, pick

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from npu_graph_skill.lint.project import FUNCTION_NODES, ModuleInfo, Target, dotted
+from npu_graph_skill.lint.project import FUNCTION_NODES, ModuleInfo, Target
 
 BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers")
 
