@@ -120,6 +120,27 @@ def test_a_callable_handed_to_a_capture_helper_is_followed_from_the_call_sites_t
     assert lint_paths([str(path)], lang="en", depth=0).findings == []  # only the helper's own body at depth 0
 
 
+def test_a_custom_op_called_in_a_region_runs_its_registered_function_and_the_layer_it_looks_up_by_name():
+    # vLLM's layer ops: the layer's forward calls torch.ops.vllm.<op>, registered with direct_register_custom_op,
+    # which finds the layer in no_compile_layers and runs its method; @torch.library.custom_op ops too.
+    # Near misses stay quiet: an op the project does not register, a method two classes define, the op's
+    # call outside any region, and a sync behind `not get_forward_context().capturing`
+    package = DATA / "customops" / "model"
+    report = lint_paths([str(package)], lang="en")
+    assert found(report) == expected(package / "layers.py") | expected(package / "ops.py")
+    chain = [step.text for step in next(f for f in report.findings if f.rule == "NGL021").chain]
+    assert chain[0] == "class SparseAttention(AttentionLayerBase) → forward"
+    assert "→ custom op sparse_forward → model.ops.sparse_forward" in chain[2]
+    assert chain[3] == "layer._run_sparse(q, out) → model.layers.SparseAttention._run_sparse"
+    # the op's function only dispatches: entering it costs no depth, so the helper 3 calls below the layer's
+    # method is still reached at the default depth, and not at depth 2
+    assert {f.rule for f in lint_paths([str(package)], lang="en", depth=2).findings} == {"NGL001"}
+    # without the custom-op data, nothing below the op is followed
+    plain = copy.deepcopy(CONFIG)
+    plain.regions.pop("custom_ops")
+    assert lint_paths([str(package)], lang="en", config=plain).findings == []
+
+
 def test_calls_are_followed_into_the_same_package_with_the_chain_shown():
     report = lint_paths([str(DATA / "chain" / "serving" / "runner.py")], lang="en")
     assert [(pathlib.Path(f.path).name, f.line, f.rule) for f in report.findings] == [("ops.py", 5, "NGL001")]
@@ -189,6 +210,12 @@ def test_rule_data_validation_rejects_broken_rules():
     broken(lambda r: r.update(good=""))
     broken(lambda r: r.update(anchors=[], references=[]))
     broken(lambda r: r.update(check={"kind": "call", "methods": ["item"], "argument": {"keyword": "x", "matches": "("}}))
+    for bad_ops in ({"registrars": [{"name": "direct_register_custom_op", "op_name": "op_name"}]},  # no op_func
+                    {"layer_tables": "no_compile_layers"}, {"registry": []}):
+        data = copy.deepcopy(good)
+        data["regions"]["custom_ops"] = bad_ops
+        with pytest.raises(KnowledgeError):
+            parse_lint_config(data, "lint_rules.yaml", patterns)
 
 
 def test_rule_ids_are_unique_stable_and_cover_the_issue_list():

@@ -33,7 +33,7 @@ CHECK_KINDS: Dict[str, tuple] = {
     "side_stream": ("module", ("require", "sync_methods")),
 }
 REGION_KEYS = ("graph_contexts", "capture_calls", "graphed_callables", "compiled", "decorators", "bases", "guards",
-               "pragma")
+               "custom_ops", "pragma")
 
 
 @dataclasses.dataclass
@@ -203,6 +203,15 @@ def parse_lint_config(raw: Any, source_file: str, pattern_ids: set) -> LintConfi
     for key in ("capturing", "capturing_flags", "compiling"):
         if guards.get(key) is not None:
             _strings(f"{source_file}: regions.guards", guards.get(key), key)
+    custom_ops = regions.get("custom_ops") or {}
+    if not isinstance(custom_ops, dict) or set(custom_ops) - {"registrars", "decorators", "layer_tables", "note"}:
+        raise KnowledgeError(f"{source_file}: regions.custom_ops takes registrars, decorators, layer_tables and a note")
+    for registrar in custom_ops.get("registrars") or []:
+        if not isinstance(registrar, dict) or not all(isinstance(registrar.get(k), str) for k in ("name", "op_name", "op_func")):
+            raise KnowledgeError(f"{source_file}: a custom-op registrar needs name, op_name and op_func (its argument names)")
+    for key in ("decorators", "layer_tables"):
+        if custom_ops.get(key) is not None:
+            _strings(f"{source_file}: regions.custom_ops", custom_ops.get(key), key)
     streams = raw.get("streams") or {}
     for key in ("contexts", "set_stream"):
         _strings(f"{source_file}: streams", streams.get(key), key)

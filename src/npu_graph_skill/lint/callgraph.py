@@ -14,6 +14,7 @@ from npu_graph_skill.lint.project import FUNCTION_NODES, ModuleInfo, Target, dot
 from npu_graph_skill.lint.regions import Region, short, walk_scopes
 
 DEFAULT_DEPTH = 3
+LAYER = "?layer"  # a local bound to a layer looked up by name (`ctx.no_compile_layers[name]`): class unknown
 SCOPE_BARRIERS = FUNCTION_NODES + (ast.ClassDef, ast.Lambda)
 
 
@@ -48,7 +49,7 @@ class Resolver:
                     if isinstance(node, FUNCTION_NODES) and node is not self.function:
                         found.setdefault(node.name, node)
                     elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                        kind = self.value_type(node.value)
+                        kind = LAYER if self.is_layer_lookup(node.value) else self.value_type(node.value)
                         if kind:
                             found.setdefault(node.targets[0].id, kind)
                     elif isinstance(node, ast.For):
@@ -76,6 +77,11 @@ class Resolver:
             target = target.elts[1]
         if isinstance(target, ast.Name):
             found.setdefault(target.id, kind[2:])
+
+    def is_layer_lookup(self, node: ast.AST) -> bool:
+        """`forward_context.no_compile_layers[layer_name]`: one of the model's layers, found by name."""
+        tables = self.module.project.custom_ops.get("layer_tables") or ()
+        return isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr in tables
 
     def value_type(self, value: ast.AST) -> Optional[str]:
         name = dotted(value)
@@ -113,6 +119,8 @@ class Resolver:
             return None
         if isinstance(node, ast.Attribute):
             base = node.value
+            if self.is_layer_lookup(base) or (isinstance(base, ast.Name) and self.locals().get(base.id) == LAYER):
+                return project.unique_method(node.attr)
             if isinstance(base, ast.Name) and base.id in ("self", "cls") and self.owner is not None:
                 target = project.method(self.owner[0], self.owner[1], node.attr)
                 if target:
@@ -206,6 +214,9 @@ def guard_state(test: ast.AST, module: ModuleInfo, names: frozenset, bound: Dict
         return True
     if isinstance(test, ast.Attribute) and (dotted(test) in names or module.qualify(test) in names):
         return True  # a framework's capture flag (`forward_context.capturing`)
+    if (isinstance(test, ast.Attribute) and isinstance(test.value, ast.Call) and not test.value.args
+            and f"{module.qualify(test.value.func)}().{test.attr}" in names):
+        return True  # the flag read on the getter's result (`get_forward_context().capturing`)
     if isinstance(test, ast.Name):
         return bound.get(test.id)
     return None
@@ -300,8 +311,11 @@ def walk_region(region: Region, visit: Visit, depth: int = DEFAULT_DEPTH) -> int
             if level >= depth or not isinstance(node, ast.Call):
                 continue
             target = context.resolver.callable_target(node.func)
+            op = custom_op_name(context.module, node.func) if target is None else None
+            if op is not None:
+                target = context.module.project.custom_op(op)
             if target is not None:
-                found = [(target, f"{short(node, 50)} → {target.qualname}")]
+                found = [(target, f"{short(node, 50)} → {'custom op ' + op + ' → ' if op else ''}{target.qualname}")]
             elif isinstance(node.func, ast.Name):  # a callable handed to this function: `run_once_fn()`
                 found = [(t, f"{short(node, 50)} → {via} → {t.qualname}")
                          for t, via in bound_callables(context.module, context.function, node.func.id)]
@@ -314,8 +328,15 @@ def walk_region(region: Region, visit: Visit, depth: int = DEFAULT_DEPTH) -> int
                 step = Step(context.module.path, node.lineno, text)
                 inner = Context(target.module, target.node, target.cls, region, context.chain + (step,), target.owner)
                 body = target.node.body if not isinstance(target.node, ast.Lambda) else [target.node.body]
-                queue.append((inner, body, level + 1))
+                # a custom op's registered function only dispatches to the layer: it costs no depth
+                queue.append((inner, body, level + (0 if op else 1)))
     return entered
+
+
+def custom_op_name(module: ModuleInfo, func: ast.AST) -> Optional[str]:
+    """`op` of a call of `torch.ops.<namespace>.<op>` (or of one of its overloads, `.default`)."""
+    parts = (module.qualify(func) or dotted(func) or "").split(".")
+    return parts[3] if len(parts) in (4, 5) and parts[:2] == ["torch", "ops"] else None
 
 
 MAX_BINDING_HOPS = 3  # `capture(fn)` → `_capture(fn)` → `fn()`: how many helpers a callable may be handed through
@@ -341,9 +362,7 @@ def bound_callables(module: ModuleInfo, function: Optional[ast.AST], name: str,
     for caller_module in list(module.project.by_path.values()):
         if function.name not in caller_module.source.text:
             continue
-        for node, caller, cls in walk_scopes(caller_module.source.tree):
-            if not (isinstance(node, ast.Call) and (dotted(node.func) or "").rpartition(".")[2] == function.name):
-                continue
+        for node, caller, cls in calls_by_name(caller_module).get(function.name, ()):
             resolver = Resolver(caller_module, caller, cls)
             called = resolver.callable_target(node.func)
             if called is None or called.node is not function:
@@ -367,6 +386,21 @@ def bound_callables(module: ModuleInfo, function: Optional[ast.AST], name: str,
                 found.extend((t, f"{via} → {v}") for t, v in bound_callables(caller_module, caller, argument.id, hops - 1))
     cache[key] = found
     return found
+
+
+def calls_by_name(module: ModuleInfo) -> Dict[str, List[tuple]]:
+    """The module's calls by the last name of what they call (`self._capture_graph(...)` → `_capture_graph`),
+    with the function and class each is in: one walk of the module serves every binding search."""
+    index = module.project.calls.get(module.path)
+    if index is None:
+        index = {}
+        for node, caller, cls in walk_scopes(module.source.tree):
+            if isinstance(node, ast.Call):
+                name = (dotted(node.func) or "").rpartition(".")[2]
+                if name:
+                    index.setdefault(name, []).append((node, caller, cls))
+        module.project.calls[module.path] = index
+    return index
 
 
 def _key(target: Target) -> tuple:

@@ -185,6 +185,7 @@ def lint_paths(paths: Sequence[str], select: Optional[Sequence[str]] = None, ign
     rules = select_rules(config, select, ignore)
     files, skipped = collect_files(paths)
     project = Project(config.namespaces, list(within) if within is not None else None)
+    project.custom_ops = config.regions.get("custom_ops") or {}
     notes: List[str] = []
     collecting = gc.isenabled()
     gc.disable()  # ASTs hold no cycles; a collector walking thousands of live trees costs more than the parse

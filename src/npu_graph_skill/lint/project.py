@@ -216,6 +216,10 @@ class Project:
         self._missing: set = set()
         self._loaded = 0
         self.bindings: Dict[tuple, list] = {}  # (function, parameter) → the callables its callers pass (callgraph)
+        self.calls: Dict[str, Dict[str, list]] = {}  # module path → its calls by called name (callgraph)
+        self.custom_ops: Dict[str, object] = {}  # regions.custom_ops of the lint config: how ops are registered
+        self._op_index: Optional[Dict[str, Target]] = None
+        self._unique_methods: Dict[str, Optional[Target]] = {}
 
     def canonical(self, name: str) -> str:
         for prefix, replacement in self.namespaces:
@@ -314,6 +318,53 @@ class Project:
                     return target
         return None
 
+    def custom_op(self, op: str) -> Optional[Target]:
+        """The Python function the project registers as custom op `op` (what `torch.ops.<ns>.<op>(...)` runs)."""
+        if self._op_index is None:
+            self._op_index = {}
+            for module in list(self.by_path.values()):
+                self._index_custom_ops(module)
+        return self._op_index.get(op)
+
+    def _index_custom_ops(self, module: "ModuleInfo") -> None:
+        registrars = {r["name"]: r for r in self.custom_ops.get("registrars") or []}
+        decorators = set(self.custom_ops.get("decorators") or [])
+        words = list(registrars) + [d.rpartition(".")[2] for d in decorators]
+        if not any(word in module.source.text for word in words):
+            return
+        for node in ast.walk(module.source.tree):
+            if isinstance(node, ast.Call) and (dotted(node.func) or "").rpartition(".")[2] in registrars:
+                spec = registrars[(dotted(node.func) or "").rpartition(".")[2]]
+                op = _argument(node, spec["op_name"], 0)
+                func = _argument(node, spec["op_func"], 1)
+                if isinstance(op, ast.Constant) and isinstance(op.value, str) and func is not None:
+                    target = self._function_named(module, func)
+                    if target is not None:
+                        self._op_index.setdefault(op.value.rpartition("::")[2], target)
+            elif isinstance(node, FUNCTION_NODES):
+                for decorator in node.decorator_list:
+                    if (isinstance(decorator, ast.Call) and module.qualify(decorator.func) in decorators and decorator.args
+                            and isinstance(decorator.args[0], ast.Constant) and isinstance(decorator.args[0].value, str)):
+                        self._op_index.setdefault(decorator.args[0].value.rpartition("::")[2],
+                                                  Target(module, node, f"{module.name}.{node.name}", None))
+
+    def _function_named(self, module: "ModuleInfo", node: ast.AST) -> Optional[Target]:
+        if isinstance(node, ast.Name) and node.id in module.functions:
+            return Target(module, module.functions[node.id], f"{module.name}.{node.id}", None)
+        qualified = module.qualify(node)
+        return self.find_function(qualified) if qualified else None
+
+    def unique_method(self, name: str) -> Optional[Target]:
+        """The method `name` when exactly one class of the project defines it (a layer found by name at run
+        time, whose class the code does not say), else None."""
+        if name not in self._unique_methods:
+            found = [(module, key) for module in list(self.by_path.values()) if f"def {name}(" in module.source.text
+                     for key in module.functions if key.endswith("." + name) and key.count(".") == 1]
+            self._unique_methods[name] = (Target(found[0][0], found[0][0].functions[found[0][1]],
+                                                 f"{found[0][0].name}.{found[0][1]}", found[0][1].split(".")[0])
+                                          if len(found) == 1 else None)
+        return self._unique_methods[name]
+
     def call_of_instance(self, class_name: str) -> Optional[Target]:
         """What `instance(...)` runs for an instance of `class_name`: forward (nn.Module) or __call__."""
         found = self.find_class(class_name)
@@ -324,3 +375,11 @@ class Project:
             if target:
                 return target
         return None
+
+
+def _argument(call: ast.Call, keyword: str, position: int) -> Optional[ast.AST]:
+    """A call's argument given by keyword or at its position."""
+    for item in call.keywords:
+        if item.arg == keyword:
+            return item.value
+    return call.args[position] if len(call.args) > position and not isinstance(call.args[position], ast.Starred) else None
