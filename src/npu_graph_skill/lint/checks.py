@@ -112,39 +112,31 @@ class TensorConditionCheck:
         return None
 
 
-class MaskIndexCheck:
-    """`x[mask]` / `x[mask] = v` with a boolean mask (a comparison, a mask function, a name bound to one)."""
+class _IndexCheck:
+    """`x[index]` where a part of the index is of the kind a subclass recognises (`recognises`), directly or
+    through a name the function binds to one (`m = x > 0; y[m]`)."""
 
-    def __init__(self, params: Dict[str, Any]) -> None:
-        self.functions = set(params.get("mask_functions") or [])
-        self.methods = set(params.get("mask_methods") or [])
+    PART_TYPES: tuple = ()
+    PASSES = 1  # how many times the function is read for bound names (a name built from another takes 2)
+
+    def __init__(self, functions: Any, methods: Any) -> None:
+        self.functions = set(functions or [])
+        self.methods = set(methods or [])
         self._names: Dict[int, Set[str]] = {}
 
-    def is_mask(self, node: ast.AST, context: Context, names: Set[str]) -> bool:
-        if isinstance(node, ast.Compare):
-            return (all(isinstance(op, MASK_COMPARE) for op in node.ops)
-                    and not isinstance(node.left, ast.Constant))
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert):
-            return self.is_mask(node.operand, context, names)
-        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
-            return self.is_mask(node.left, context, names) or self.is_mask(node.right, context, names)
-        if isinstance(node, ast.Call):
-            if (isinstance(node.func, ast.Attribute) and node.func.attr in self.methods
-                    and not is_module_path(context.module, node.func.value)):
-                return True
-            return context.module.qualify(node.func) in self.functions
-        return isinstance(node, ast.Name) and node.id in names
+    def recognises(self, node: ast.AST, context: Context, names: Set[str]) -> bool:
+        raise NotImplementedError
 
-    def mask_names(self, context: Context) -> Set[str]:
+    def bound_names(self, context: Context) -> Set[str]:
         scope = context.function if context.function is not None else context.module.source.tree
         key = id(scope)
         if key not in self._names:
             names: Set[str] = set()
             body = scope.body if isinstance(scope.body, list) else [scope.body]
-            for _ in range(2):  # a mask built from another mask
+            for _ in range(self.PASSES):
                 for node in iter_executed(body):
                     if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                            and self.is_mask(node.value, context, names)):
+                            and self.recognises(node.value, context, names)):
                         names.add(node.targets[0].id)
             self._names[key] = names
         return self._names[key]
@@ -152,24 +144,48 @@ class MaskIndexCheck:
     def match(self, node: ast.AST, context: Context) -> Optional[str]:
         if not isinstance(node, ast.Subscript):
             return None
-        index = node.slice
-        parts = index.elts if isinstance(index, ast.Tuple) else [index]
-        if not any(isinstance(p, (ast.Compare, ast.UnaryOp, ast.BinOp, ast.Call, ast.Name)) for p in parts):
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if not any(isinstance(p, self.PART_TYPES) for p in parts):
             return None
-        names = self.mask_names(context)
-        return short(node) if any(self.is_mask(p, context, names) for p in parts) else None
+        names = self.bound_names(context)
+        return short(node) if any(self.recognises(p, context, names) for p in parts) else None
 
 
-class ScalarIndexCheck:
+class MaskIndexCheck(_IndexCheck):
+    """`x[mask]` / `x[mask] = v` with a boolean mask (a comparison, a mask function, a name bound to one)."""
+
+    PART_TYPES = (ast.Compare, ast.UnaryOp, ast.BinOp, ast.Call, ast.Name)
+    PASSES = 2  # a mask built from another mask
+
+    def __init__(self, params: Dict[str, Any]) -> None:
+        super().__init__(params.get("mask_functions"), params.get("mask_methods"))
+
+    def recognises(self, node: ast.AST, context: Context, names: Set[str]) -> bool:
+        if isinstance(node, ast.Compare):
+            return (all(isinstance(op, MASK_COMPARE) for op in node.ops)
+                    and not isinstance(node.left, ast.Constant))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert):
+            return self.recognises(node.operand, context, names)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+            return self.recognises(node.left, context, names) or self.recognises(node.right, context, names)
+        if isinstance(node, ast.Call):
+            if (isinstance(node.func, ast.Attribute) and node.func.attr in self.methods
+                    and not is_module_path(context.module, node.func.value)):
+                return True
+            return context.module.qualify(node.func) in self.functions
+        return isinstance(node, ast.Name) and node.id in names
+
+
+class ScalarIndexCheck(_IndexCheck):
     """`x[i]` with `i` a 0-dim integer tensor (argmax without dim, or a name bound to one in the function):
     indexing reads such an index on the host (ATen's TensorIndexing calls tensor.item<int64_t>())."""
 
-    def __init__(self, params: Dict[str, Any]) -> None:
-        self.functions = set(params.get("functions") or [])
-        self.methods = set(params.get("methods") or [])
-        self._names: Dict[int, Set[str]] = {}
+    PART_TYPES = (ast.Name, ast.Call)
 
-    def is_scalar(self, node: ast.AST, context: Context, names: Set[str]) -> bool:
+    def __init__(self, params: Dict[str, Any]) -> None:
+        super().__init__(params.get("functions"), params.get("methods"))
+
+    def recognises(self, node: ast.AST, context: Context, names: Set[str]) -> bool:
         if isinstance(node, ast.Name):
             return node.id in names
         if not isinstance(node, ast.Call) or any(k.arg == "dim" for k in node.keywords):
@@ -178,28 +194,6 @@ class ScalarIndexCheck:
                 context.module, node.func.value):
             return not node.args  # x.argmax(): no dim, a 0-dim result
         return context.module.qualify(node.func) in self.functions and len(node.args) == 1
-
-    def scalar_names(self, context: Context) -> Set[str]:
-        scope = context.function if context.function is not None else context.module.source.tree
-        key = id(scope)
-        if key not in self._names:
-            names: Set[str] = set()
-            body = scope.body if isinstance(scope.body, list) else [scope.body]
-            for node in iter_executed(body):
-                if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                        and self.is_scalar(node.value, context, set())):
-                    names.add(node.targets[0].id)
-            self._names[key] = names
-        return self._names[key]
-
-    def match(self, node: ast.AST, context: Context) -> Optional[str]:
-        if not isinstance(node, ast.Subscript):
-            return None
-        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-        if not any(isinstance(p, (ast.Name, ast.Call)) for p in parts):
-            return None
-        names = self.scalar_names(context)
-        return short(node) if any(self.is_scalar(p, context, names) for p in parts) else None
 
 
 CAPTURE_KINDS = {"call": CallCheck, "tensor_condition": TensorConditionCheck, "mask_index": MaskIndexCheck,
