@@ -81,3 +81,14 @@ def test_a_symptom_lists_the_causes_it_ranks():
     assert "P-REP-007" in ids[:3]
     cause = next(c for c in report.candidates if c.id == "P-REP-007")
     assert cause.matched == ["a cause P-REP-014 ranks"] and cause.score < report.candidates[0].score
+
+
+def test_a_pattern_matched_in_part_votes_for_its_phase_over_loose_phase_words():
+    # no pattern passes, but the copy rule (P-CAP-002) is matched in part; the memory words around it
+    # ("malloc/free", "memory pool") are the plain words of another phase and must not outvote it
+    text = ("ACL graph capture disallows host-to-device memcpy and device memory malloc/free on the captured "
+            "stream, so the cache is now pre-loaded and the memory pool warmed up before capture.")
+    report = diagnose(text=text, lang="en")
+    assert report.novel and report.phase == "capture"
+    assert report.candidates[0].id == "P-CAP-002"
+    assert any(v["why"] == "it matches P-CAP-002 in part" for v in report.evidence_summary["phase_votes"])
