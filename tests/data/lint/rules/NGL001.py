@@ -66,3 +66,20 @@ def reads_outside_the_capture_are_fine(x, g):
     with torch.npu.graph(g):
         y = x * n
     return y.cpu(), np.unique(np.array([1, 2]))
+
+
+class HostCopies:
+    """Host tensors by the frameworks' naming, and tensors built from Python lists: nothing is read from the device."""
+
+    def __init__(self, meta):
+        self.meta = meta
+
+    def forward_decode(self, x, g):
+        with torch.npu.graph(g):
+            lens = self.meta.seq_lens_cpu_int.cpu().int().tolist()
+            starts = self.meta.query_start_loc_cpu.tolist()
+            cumulative = torch.tensor([1] * len(lens), dtype=torch.int32).cumsum(dim=0).tolist()
+            on_device = torch.arange(4, device=x.device).tolist()  # expect: NGL001
+            cpu_bound = x.cpu()  # expect: NGL001
+            first = self.meta.seq_lens_gpu[0].item()  # expect: NGL001
+        return lens, starts, cumulative, on_device, cpu_bound, first
