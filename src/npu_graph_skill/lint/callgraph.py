@@ -342,29 +342,23 @@ def custom_op_name(module: ModuleInfo, func: ast.AST) -> Optional[str]:
 MAX_BINDING_HOPS = 3  # `capture(fn)` → `_capture(fn)` → `fn()`: how many helpers a callable may be handed through
 
 
-def bound_callables(module: ModuleInfo, function: Optional[ast.AST], name: str,
-                    hops: int = MAX_BINDING_HOPS) -> List[Tuple[Target, str]]:
-    """What a parameter `name` of `function` is bound to at the calls of `function` in the project: the
-    callable a capture helper runs (`def _capture_graph(self, graph, run_once_fn): ... run_once_fn()` called as
-    `self._capture_graph(g, run_once)`). Followed through helpers that pass it on, `hops` deep."""
-    if not isinstance(function, FUNCTION_NODES) or hops <= 0:
+def call_sites(module: ModuleInfo, function: Optional[ast.AST], name: str) -> List[tuple]:
+    """Every call of `function` in the project, with what it passes for its parameter `name`:
+    (caller module, call, calling function, its class, the argument or None when the call leaves the default)."""
+    if not isinstance(function, FUNCTION_NODES):
         return []
     positional = [a.arg for a in function.args.posonlyargs + function.args.args]
-    keywords = positional + [a.arg for a in function.args.kwonlyargs]
-    if name not in keywords:
+    if name not in positional + [a.arg for a in function.args.kwonlyargs]:
         return []
-    cache = module.project.bindings
     key = (id(function), name)
-    if key in cache:
-        return cache[key]
-    cache[key] = []  # a recursive helper does not loop
-    found: List[Tuple[Target, str]] = []
+    if key in module.project.call_sites:
+        return module.project.call_sites[key]
+    sites = []
     for caller_module in list(module.project.by_path.values()):
         if function.name not in caller_module.source.text:
             continue
         for node, caller, cls in calls_by_name(caller_module).get(function.name, ()):
-            resolver = Resolver(caller_module, caller, cls)
-            called = resolver.callable_target(node.func)
+            called = Resolver(caller_module, caller, cls).callable_target(node.func)
             if called is None or called.node is not function:
                 continue
             argument = next((k.value for k in node.keywords if k.arg == name), None)
@@ -373,19 +367,45 @@ def bound_callables(module: ModuleInfo, function: Optional[ast.AST], name: str,
                                                   and isinstance(node.func, ast.Attribute) else 0)
                 if 0 <= index < len(node.args) and not isinstance(node.args[index], ast.Starred):
                     argument = node.args[index]
-            if argument is None:
-                continue
-            via = f"{name} = {short(argument, 40)} ({caller_module.path}:{node.lineno})"
-            if isinstance(argument, ast.Lambda):
-                found.append((Target(caller_module, argument, f"{caller_module.name}.<lambda>", cls), via))
-                continue
-            target = resolver.callable_target(argument)
-            if target is not None:
-                found.append((target, via))
-            elif isinstance(argument, ast.Name):
-                found.extend((t, f"{via} → {v}") for t, v in bound_callables(caller_module, caller, argument.id, hops - 1))
+            sites.append((caller_module, node, caller, cls, argument))
+    module.project.call_sites[key] = sites
+    return sites
+
+
+def bound_callables(module: ModuleInfo, function: Optional[ast.AST], name: str,
+                    hops: int = MAX_BINDING_HOPS) -> List[Tuple[Target, str]]:
+    """What a parameter `name` of `function` is bound to at the calls of `function` in the project: the
+    callable a capture helper runs (`def _capture_graph(self, graph, run_once_fn): ... run_once_fn()` called as
+    `self._capture_graph(g, run_once)`). Followed through helpers that pass it on, `hops` deep."""
+    if hops <= 0:
+        return []
+    cache = module.project.bindings
+    key = (id(function), name)
+    if key in cache:
+        return cache[key]
+    cache[key] = []  # a recursive helper does not loop
+    found: List[Tuple[Target, str]] = []
+    for caller_module, node, caller, cls, argument in call_sites(module, function, name):
+        if argument is None:
+            continue
+        via = f"{name} = {short(argument, 40)} ({caller_module.path}:{node.lineno})"
+        if isinstance(argument, ast.Lambda):
+            found.append((Target(caller_module, argument, f"{caller_module.name}.<lambda>", cls), via))
+            continue
+        target = Resolver(caller_module, caller, cls).callable_target(argument)
+        if target is not None:
+            found.append((target, via))
+        elif isinstance(argument, ast.Name):
+            found.extend((t, f"{via} → {v}") for t, v in bound_callables(caller_module, caller, argument.id, hops - 1))
     cache[key] = found
     return found
+
+
+def bound_arguments(module: ModuleInfo, function: Optional[ast.AST], name: str) -> Optional[List[ast.AST]]:
+    """What every call of `function` passes for its parameter `name`; None when there is no call, or when one
+    leaves the default (then nothing can be said of the value)."""
+    arguments = [site[4] for site in call_sites(module, function, name)]
+    return arguments if arguments and all(a is not None for a in arguments) else None
 
 
 def calls_by_name(module: ModuleInfo) -> Dict[str, List[tuple]]:

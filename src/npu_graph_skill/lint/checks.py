@@ -12,7 +12,7 @@ import builtins
 import re
 from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 
-from npu_graph_skill.lint.callgraph import Context, iter_executed, iter_guarded
+from npu_graph_skill.lint.callgraph import Context, bound_arguments, iter_executed, iter_guarded
 from npu_graph_skill.lint.project import FUNCTION_NODES, ModuleInfo, dotted
 from npu_graph_skill.lint.regions import Region, short, walk_scopes
 
@@ -66,8 +66,7 @@ class CallCheck:
         hit = bool(self.functions) and context.module.qualify(func) in self.functions
         if not hit and self.methods and isinstance(func, ast.Attribute) and func.attr in self.methods:
             receiver = func.value
-            hit = not is_module_path(context.module, receiver) and not (
-                self.exclude and self.exclude.search(short(receiver, 200)))
+            hit = not is_module_path(context.module, receiver) and not self._excluded(receiver, context)
         if not hit:
             return None
         if self.max_args is not None and len(node.args) + len(node.keywords) > self.max_args:
@@ -80,6 +79,21 @@ class CallCheck:
         if self.nonliteral and (not node.args or all(_literal(a) for a in node.args)):
             return None
         return short(node)
+
+
+    def _excluded(self, receiver: ast.AST, context: Context) -> bool:
+        """The receiver is of the kind the rule leaves out, or is a parameter every caller binds to one."""
+        if self.exclude is None:
+            return False
+        if self.exclude.search(short(receiver, 200)):
+            return True
+        root = receiver
+        while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
+            root = root.func if isinstance(root, ast.Call) else root.value
+        if not isinstance(root, ast.Name) or root.id in ("self", "cls"):
+            return False
+        bound = bound_arguments(context.module, context.function, root.id)
+        return bool(bound) and all(self.exclude.search(short(a, 200)) for a in bound)
 
 
 class TensorConditionCheck:

@@ -217,6 +217,7 @@ class Project:
         self._loaded = 0
         self.bindings: Dict[tuple, list] = {}  # (function, parameter) → the callables its callers pass (callgraph)
         self.calls: Dict[str, Dict[str, list]] = {}  # module path → its calls by called name (callgraph)
+        self.call_sites: Dict[tuple, list] = {}  # (function, parameter) → its call sites and arguments (callgraph)
         self.custom_ops: Dict[str, object] = {}  # regions.custom_ops of the lint config: how ops are registered
         self._op_index: Optional[Dict[str, Target]] = None
         self._unique_methods: Dict[str, Optional[Target]] = {}

@@ -83,3 +83,27 @@ class HostCopies:
             cpu_bound = x.cpu()  # expect: NGL001
             first = self.meta.seq_lens_gpu[0].item()  # expect: NGL001
         return lens, starts, cumulative, on_device, cpu_bound, first
+
+
+def read_lengths(lens, steps):
+    total = 0
+    for i in range(steps):
+        total += lens[i].item()  # a parameter every caller binds to a host copy
+    return total
+
+
+def read_device_lengths(lens):
+    return lens[0].item()  # expect: NGL001
+
+
+class Backend:
+    def __init__(self, meta):
+        self.meta = meta
+
+    def forward_decode(self, x, g):
+        with torch.npu.graph(g):
+            a = read_lengths(self.meta.seq_lens_cpu, 4)
+            b = read_lengths(lens=torch.ones(4, dtype=torch.int32), steps=4)
+            c = read_device_lengths(self.meta.seq_lens_cpu)
+            d = read_device_lengths(x)  # one caller passes a device tensor: the read is flagged
+        return a, b, c, d
