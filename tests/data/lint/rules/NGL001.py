@@ -107,3 +107,8 @@ class Backend:
             c = read_device_lengths(self.meta.seq_lens_cpu)
             d = read_device_lengths(x)  # one caller passes a device tensor: the read is flagged
         return a, b, c, d
+
+
+def mixed_with_a_host_copy(x, seq_lens_cpu, g):
+    with torch.npu.graph(g):
+        return torch.cat([seq_lens_cpu, x]).sum().item()  # expect: NGL001
