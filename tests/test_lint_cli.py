@@ -23,7 +23,7 @@ def test_findings_exit_1_with_ruff_style_lines_and_the_capture_site(run_cli):
     assert lines[0].startswith(f"{os.path.normpath(NGL001)}:11:13: NGL001 [certain] `x.sum().item()` copies a device value")
     assert lines[1].strip() == "| a = x.sum().item()  # expect: NGL001"
     assert lines[2].strip().startswith("= captured by: with torch.npu.graph(g) (")
-    assert lines[-1].startswith("Found 14 findings (13 certain, 1 likely) in 1 file")
+    assert lines[-1].startswith("Found 15 findings (14 certain, 1 likely) in 1 file")
 
 
 def test_chain_is_printed_for_findings_below_the_capture(run_cli):
@@ -117,7 +117,7 @@ def test_output_file_is_written_atomically(run_cli, tmp_path):
     target = tmp_path / "report.json"
     code, out, _ = run_cli("lint", NGL001, "--json", "-o", str(target))
     assert code == 1 and out == ""
-    assert json.loads(target.read_text(encoding="utf-8"))["counts"]["findings"] == 14
+    assert json.loads(target.read_text(encoding="utf-8"))["counts"]["findings"] == 15
     code, _, err = run_cli("lint", NGL001, "-o", str(tmp_path / "missing" / "x.txt"))
     assert code == 2 and "cannot write" in err
 

@@ -112,3 +112,8 @@ class Backend:
 def mixed_with_a_host_copy(x, seq_lens_cpu, g):
     with torch.npu.graph(g):
         return torch.cat([seq_lens_cpu, x]).sum().item()  # expect: NGL001
+
+
+def host_copy_moved_back(x, g, meta):
+    with torch.npu.graph(g):
+        return meta.seq_lens_cpu.to(x.device).sum().item()  # expect: NGL001
