@@ -12,7 +12,8 @@ import builtins
 import re
 from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 
-from npu_graph_skill.lint.callgraph import Context, bound_arguments, iter_executed, iter_guarded
+from npu_graph_skill.lint.callgraph import Context, bound_arguments
+from npu_graph_skill.lint.guards import iter_executed, iter_guarded
 from npu_graph_skill.lint.project import FUNCTION_NODES, ModuleInfo, dotted
 from npu_graph_skill.lint.regions import Region, short, walk_scopes
 
