@@ -92,3 +92,17 @@ def test_a_pattern_matched_in_part_votes_for_its_phase_over_loose_phase_words():
     assert report.novel and report.phase == "capture"
     assert report.candidates[0].id == "P-CAP-002"
     assert any(v["why"] == "it matches P-CAP-002 in part" for v in report.evidence_summary["phase_votes"])
+
+
+def test_a_torch_npu_argument_check_puts_the_fix_in_the_calling_code():
+    # no pattern covers conditional nodes, but the table knows the check (M-123, ERR00002 invalid type):
+    # the caller broke it, so the root cause is the caller's and the fix states the condition
+    report = diagnose(text="RuntimeError: Conditions must be bool tensors to use conditional nodes in npu graphs.", lang="en")
+    assert report.novel and report.phase == "capture"
+    assert (report.root_layer, report.fix_in) == ("L1", "user_code")
+    assert "torch.cond predicate tensor is not torch.bool" in report.fix["short_term"]
+    assert any("NPUGraph.cpp:548" in loc for loc in report.fix["locations"])
+    # an internal assertion is torch_npu's own failure: the fix stays with torch_npu
+    internal = diagnose(text='RuntimeError: capturing_child_model_ri == child_model_ri INTERNAL ASSERT FAILED at '
+                             '"/build/torch_npu/csrc/core/npu/NPUGraph.cpp":640, please report a bug to PyTorch.', lang="en")
+    assert internal.fix_in != "user_code" and "torch_npu's check passes" not in internal.fix["short_term"]

@@ -92,12 +92,15 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
         layer = pattern.layer
     else:
         pattern = None
+        caller_check = _caller_check(messages)
         # a pattern the input matches in part is a sign of that pattern's phase, as strong as the match
         votes.extend(Vote(s.pattern.phase, round(s.score * PARTIAL_VOTE, 3), 0, f"it matches {s.pattern.id} in part")
                      for s in ranked[:3] if s.score >= MIN_CANDIDATE_SCORE)
         phase, _ = decide(votes)
         layer = classify.detected_layer(evidence, messages[0].entry.layer if messages else "")
         root_layer, fix_in = layer, "user_code" if layer == "L1" else "torch_npu" if layer == "L2" else "cann_driver"
+        if caller_check:  # torch_npu refused the caller's arguments: the fix is in the calling code
+            root_layer, fix_in = "L1", "user_code"
 
     shown = [s for s in ranked if s.score >= MIN_CANDIDATE_SCORE] or ranked[:1]
     candidates = _with_ranked_causes([_candidate(s, evidence, lang) for s in shown[:MAX_CANDIDATES]], knowledge, lang)
@@ -122,7 +125,7 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
         lang=lang, error=error_line, phase=phase, layer=layer, root_layer=root_layer, fix_in=fix_in,
         confidence=confidence, novel=top is None, candidates=candidates,
         root_cause=_root_cause(pattern, lang, phase, messages, votes),
-        fix=_fix(pattern, lang, evidence),
+        fix=_fix(pattern, lang, evidence, caller_check if not top else None),
         verification=list(pick(pattern.verification, lang)) if pattern else _generic_verification(lang),
         missing=locate.missing_materials(evidence, lang, text, thorough=confidence < 0.8, provided=provided),
         anchors=pattern.anchor_strings() if pattern else [m.entry.raise_site() for m in messages[:3]],
@@ -344,7 +347,22 @@ def _generic_scope(phase: str, lang: str) -> str:
     return pick(texts.get(phase, {"en": "Unknown.", "zh": "未知。"}), lang)
 
 
-def _fix(pattern, lang: str, evidence: Evidence) -> Dict[str, Any]:
+# torch_npu's error codes for a check of the caller's arguments or of what the caller may do here
+# (pta_error_codes.csv: ERR00001 invalid parameter, ERR00002 invalid type, ERR00003 invalid value,
+# ERR00007 feature not supported; NPUException.h:62-68@9e73e708)
+CALLER_CHECK_CODES = ("ERR00001", "ERR00002", "ERR00003", "ERR00007")
+
+
+def _caller_check(messages: List[MessageHit]):
+    """The table entry of a torch_npu check that refused the caller's arguments, when that is what the input
+    shows first; None otherwise."""
+    if not messages:
+        return None
+    entry = messages[0].entry
+    return entry if entry.kind == "error" and (entry.error_code or "").startswith(CALLER_CHECK_CODES) else None
+
+
+def _fix(pattern, lang: str, evidence: Evidence, caller_check=None) -> Dict[str, Any]:
     locations: List[str] = []
     frame = locate.user_frame(evidence)
     if frame:
@@ -352,6 +370,20 @@ def _fix(pattern, lang: str, evidence: Evidence) -> Dict[str, Any]:
     if pattern:
         locations.extend(pattern.fix_locations)
         return {"short_term": pick(pattern.fix_short, lang), "long_term": pick(pattern.fix_long, lang),
+                "locations": locations}
+    if caller_check is not None:
+        code = caller_check.error_code.split()[0]
+        locations.append(caller_check.raise_site())
+        return {"short_term": pick({
+                    "en": f"Change the calling code so that torch_npu's check passes. It refused this ({code}): "
+                          f"{caller_check.condition}. The check is {caller_check.function} at {caller_check.raise_site()}.",
+                    "zh": f"修改调用方代码，使 torch_npu 的检查通过。被拒绝的原因（{code}）：{caller_check.condition}。"
+                          f"检查位于 {caller_check.raise_site()} 的 {caller_check.function}。"}, lang),
+                "long_term": pick({
+                    "en": "Keep the call within what torch_npu graph mode supports (the check states it); if the check "
+                          "is wrong for your case, report it to Ascend/pytorch with this message and the torch_npu version.",
+                    "zh": "让调用保持在 torch_npu 图模式支持的范围内（检查条件即为边界）；若该检查对你的用法不合理，"
+                          "请附上此报错与 torch_npu 版本向 Ascend/pytorch 反馈。"}, lang),
                 "locations": locations}
     return {"short_term": pick({"en": "Collect the missing materials below and re-run the diagnosis; try `npu-graph doctor` to rule out the environment.",
                                 "zh": "按下方待补充材料收集信息后重新诊断；运行 `npu-graph doctor` 排除环境问题。"}, lang),
