@@ -106,3 +106,5 @@ def test_a_torch_npu_argument_check_puts_the_fix_in_the_calling_code():
     internal = diagnose(text='RuntimeError: capturing_child_model_ri == child_model_ri INTERNAL ASSERT FAILED at '
                              '"/build/torch_npu/csrc/core/npu/NPUGraph.cpp":640, please report a bug to PyTorch.', lang="en")
     assert internal.fix_in != "user_code" and "torch_npu's check passes" not in internal.fix["short_term"]
+    assert internal.fix["short_term"].startswith("torch_npu's own consistency check failed")
+    assert "Report it to Ascend/pytorch" in internal.fix["long_term"]

@@ -93,6 +93,7 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
     else:
         pattern = None
         caller_check = _caller_check(messages)
+        internal_check = _internal_check(messages)
         # a pattern the input matches in part is a sign of that pattern's phase, as strong as the match
         votes.extend(Vote(s.pattern.phase, round(s.score * PARTIAL_VOTE, 3), 0, f"it matches {s.pattern.id} in part")
                      for s in ranked[:3] if s.score >= MIN_CANDIDATE_SCORE)
@@ -125,7 +126,7 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
         lang=lang, error=error_line, phase=phase, layer=layer, root_layer=root_layer, fix_in=fix_in,
         confidence=confidence, novel=top is None, candidates=candidates,
         root_cause=_root_cause(pattern, lang, phase, messages, votes),
-        fix=_fix(pattern, lang, evidence, caller_check if not top else None),
+        fix=_fix(pattern, lang, evidence, caller_check if not top else None, internal_check if not top else None),
         verification=list(pick(pattern.verification, lang)) if pattern else _generic_verification(lang),
         missing=locate.missing_materials(evidence, lang, text, thorough=confidence < 0.8, provided=provided),
         anchors=pattern.anchor_strings() if pattern else [m.entry.raise_site() for m in messages[:3]],
@@ -362,7 +363,19 @@ def _caller_check(messages: List[MessageHit]):
     return entry if entry.kind == "error" and (entry.error_code or "").startswith(CALLER_CHECK_CODES) else None
 
 
-def _fix(pattern, lang: str, evidence: Evidence, caller_check=None) -> Dict[str, Any]:
+def _internal_check(messages: List[MessageHit]):
+    """The table entry of one of torch_npu's own consistency checks (TORCH_INTERNAL_ASSERT, which asks for a
+    bug report; ERR00005 internal error; the graph tree's `check ... fail` invariants), when that is what the
+    input shows first; None otherwise."""
+    if not messages:
+        return None
+    entry = messages[0].entry
+    internal = ("INTERNAL ASSERT FAILED" in entry.example or (entry.error_code or "").startswith("ERR00005")
+                or (entry.example.startswith("check ") and entry.example.endswith(" fail")))
+    return entry if entry.kind == "error" and internal else None
+
+
+def _fix(pattern, lang: str, evidence: Evidence, caller_check=None, internal_check=None) -> Dict[str, Any]:
     locations: List[str] = []
     frame = locate.user_frame(evidence)
     if frame:
@@ -384,6 +397,21 @@ def _fix(pattern, lang: str, evidence: Evidence, caller_check=None) -> Dict[str,
                           "is wrong for your case, report it to Ascend/pytorch with this message and the torch_npu version.",
                     "zh": "让调用保持在 torch_npu 图模式支持的范围内（检查条件即为边界）；若该检查对你的用法不合理，"
                           "请附上此报错与 torch_npu 版本向 Ascend/pytorch 反馈。"}, lang),
+                "locations": locations}
+    if internal_check is not None:
+        locations.append(internal_check.raise_site())
+        return {"short_term": pick({
+                    "en": f"torch_npu's own consistency check failed ({internal_check.function} at "
+                          f"{internal_check.raise_site()}: {internal_check.condition}). This is not a check of your "
+                          "arguments: run this part eagerly for now, and try the newest torch_npu that matches your CANN.",
+                    "zh": f"torch_npu 自身的一致性检查失败（{internal_check.raise_site()} 的 {internal_check.function}："
+                          f"{internal_check.condition}）。这不是对你参数的检查：先让这部分以 eager 运行，并试用与 CANN "
+                          "匹配的最新 torch_npu。"}, lang),
+                "long_term": pick({
+                    "en": "Report it to Ascend/pytorch with the full traceback, the torch_npu and CANN versions "
+                          "(`npu-graph env`) and TORCH_NPU_LOGS=+aclgraph output (`npu-graph run -- CMD` bundles them).",
+                    "zh": "附上完整堆栈、torch_npu 与 CANN 版本（`npu-graph env`）以及 TORCH_NPU_LOGS=+aclgraph 输出"
+                          "（`npu-graph run -- CMD` 会打包它们）向 Ascend/pytorch 报告。"}, lang),
                 "locations": locations}
     return {"short_term": pick({"en": "Collect the missing materials below and re-run the diagnosis; try `npu-graph doctor` to rule out the environment.",
                                 "zh": "按下方待补充材料收集信息后重新诊断；运行 `npu-graph doctor` 排除环境问题。"}, lang),
