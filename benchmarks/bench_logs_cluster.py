@@ -28,13 +28,10 @@ from typing import List, Optional
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-IGNORED = {"node", "seconds", "mb_per_s", "processes", "nodes", "scan_seconds", "clocks", "clock_uncertainty_s",
-           "too_close", "summary"}
+from logs_corpus import merge_comparable, write_cluster_job  # noqa: E402
 
 
 def ensure_job(mb: float, ranks: int, nodes: int, directory: str) -> str:
-    from logs_corpus import write_cluster_job
-
     root = os.path.join(directory, f"npu-graph-bench-job-{ranks}r-{mb:g}mb")
     if not os.path.isdir(root):
         started = time.perf_counter()
@@ -63,14 +60,6 @@ def ensure_big(root: str) -> str:
                     shutil.copyfileobj(handle, out)
         os.replace(big + ".part", big)
     return big
-
-
-def _comparable(data):
-    if isinstance(data, dict):
-        return {k: _comparable(v) for k, v in data.items() if k not in IGNORED}
-    if isinstance(data, list):
-        return [_comparable(v) for v in data]
-    return data
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -121,7 +110,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         wall, _, _, out = measure(ours + ["merge", summaries, "--json"])
         merged = json.loads(out)
         whole = json.loads(measured["tree"]["out"])
-        same = _comparable(merged) == _comparable(whole)
+        same = merge_comparable(merged) == merge_comparable(whole)
         failure = merged.get("first_failure") or {}
         print(f"\nper-node summaries: {len(nodes)} nodes, {per_node:.2f} s per node (one after another here), "
               f"{summary_bytes / 1e6:.2f} MB of summaries for {mb:,.1f} MB of logs ({summary_bytes / tree_bytes * 100:.2f} %)")

@@ -231,6 +231,21 @@ def _stamp(seconds: float) -> str:
                                            int((seconds % 1) * 1000))
 
 
+# What differs between merging per-node summaries and analysing every file on one machine, by design: who
+# read what, how long it took, how the clocks were aligned. Everything else must be identical.
+MERGE_VOLATILE = frozenset({"node", "seconds", "mb_per_s", "processes", "nodes", "scan_seconds", "clocks",
+                            "clock_uncertainty_s", "too_close", "summary"})
+
+
+def merge_comparable(data):
+    """A logs report without MERGE_VOLATILE keys, for comparing a merged report with the whole-set one."""
+    if isinstance(data, dict):
+        return {k: merge_comparable(v) for k, v in data.items() if k not in MERGE_VOLATILE}
+    if isinstance(data, list):
+        return [merge_comparable(v) for v in data]
+    return data
+
+
 def write_cluster_job(root: str, ranks: int = 64, nodes: int = 8, kb_per_rank: float = 24, seed: int = 7,
                       failing_rank: int = 13, also_failing_rank: Optional[int] = 42, skew: Optional[dict] = None,
                       init_jitter: float = 0.02, timeout_jitter: float = 0.05, start: float = 1754521700.0,

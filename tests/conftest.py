@@ -2,12 +2,26 @@
 through `shared_data` and skip with a clear reason where it is absent."""
 from __future__ import annotations
 
+import functools
+import importlib.util
 import os
 import pathlib
+import sys
 
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
+
+
+@functools.lru_cache(maxsize=None)
+def load_benchmark(name: str):
+    """A script of benchmarks/ as a module (they are scripts, not a package), loaded once per session; it is
+    registered in sys.modules so its dataclasses and the scripts it imports by name resolve."""
+    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def find_shared_data() -> pathlib.Path | None:

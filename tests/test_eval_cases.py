@@ -2,17 +2,11 @@
 in the top 3 for ≥ 0.85)."""
 from __future__ import annotations
 
-import importlib.util
-import pathlib
-
-REPO = pathlib.Path(__file__).resolve().parents[1]
+from conftest import load_benchmark
 
 
 def _eval_module():
-    spec = importlib.util.spec_from_file_location("eval_cases", REPO / "benchmarks" / "eval_cases.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("eval_cases")
 
 
 def test_development_cases_meet_the_bar(shared_data):

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import pathlib
 import random
-import sys
 
 import pytest
 
@@ -22,19 +20,10 @@ hypothesis = pytest.importorskip("hypothesis", reason="Hypothesis (the `test` ex
 from hypothesis import given, strategies as st  # noqa: E402
 
 from npu_graph_skill.core.errors import UserError  # noqa: E402
-
-REPO = pathlib.Path(__file__).resolve().parents[1]
-
-
-def _hostile():
-    spec = importlib.util.spec_from_file_location("hostile_inputs", REPO / "benchmarks" / "hostile_inputs.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+from conftest import load_benchmark  # noqa: E402
 
 
-H = _hostile()
+H = load_benchmark("hostile_inputs")
 SEEDS = H.load_seeds()
 SEED_LINES = sorted({line for _, text in SEEDS for line in text.splitlines() if line.strip()})
 TARGETS = {target.name: target for target in H.available_targets()}

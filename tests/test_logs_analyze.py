@@ -4,7 +4,6 @@ the diagnosis reads."""
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import pathlib
 
 import pytest
@@ -14,6 +13,7 @@ from npu_graph_skill.logs import analyze as analyze_mod
 from npu_graph_skill.logs import scan as scan_mod
 from npu_graph_skill.logs.analyze import analyze_logs, reduce_for_diagnosis
 from npu_graph_skill.logs.findings import load_findings
+from conftest import load_benchmark
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 
@@ -56,10 +56,7 @@ def two_ranks(tmp_path):
 
 
 def _corpus():
-    spec = importlib.util.spec_from_file_location("logs_corpus", REPO / "benchmarks" / "logs_corpus.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("logs_corpus")
 
 
 def test_first_failure_across_ranks(two_ranks):

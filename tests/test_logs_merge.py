@@ -13,8 +13,6 @@ import pytest
 
 from test_logs_analyze import _corpus
 
-IGNORED = {"node", "seconds", "mb_per_s", "processes", "nodes", "scan_seconds", "clocks", "clock_uncertainty_s",
-           "too_close", "summary"}
 
 
 def _job(root: pathlib.Path, **options) -> dict:
@@ -31,11 +29,7 @@ def _summaries(run_cli, job: dict, out: pathlib.Path) -> pathlib.Path:
 
 
 def _comparable(data):
-    if isinstance(data, dict):
-        return {k: _comparable(v) for k, v in data.items() if k not in IGNORED}
-    if isinstance(data, list):
-        return [_comparable(v) for v in data]
-    return data
+    return _corpus().merge_comparable(data)
 
 
 @pytest.fixture(scope="module")

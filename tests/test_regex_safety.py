@@ -3,28 +3,16 @@ code and the shipped data passing it, and every one of them run against strings 
 backtrack (the worst are printed: `pytest -s tests/test_regex_safety.py`)."""
 from __future__ import annotations
 
-import importlib.util
-import pathlib
 import shutil
-import sys
 
 import pytest
 
 from npu_graph_skill.knowledge.regex_safety import check_regex, regex_hazard
 from npu_graph_skill.knowledge.schema import KnowledgeError
-
-REPO = pathlib.Path(__file__).resolve().parents[1]
-
-
-def _hostile():
-    spec = importlib.util.spec_from_file_location("hostile_inputs", REPO / "benchmarks" / "hostile_inputs.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+from conftest import load_benchmark
 
 
-H = _hostile()
+H = load_benchmark("hostile_inputs")
 
 CATASTROPHIC = [
     r"(a+)+b", r"(a*)*b", r"(\w+\s?)*$", r"(?:\d+|\w+)*x", r"\d+\d+x", r"\s*\s*x", r".*:.*x", r"[\d .:]*\s*x",

@@ -3,7 +3,6 @@ well formed, kept apart from the words the router was written from, and routed a
 set on the development split."""
 from __future__ import annotations
 
-import importlib.util
 import pathlib
 import re
 from collections import Counter
@@ -11,16 +10,14 @@ from collections import Counter
 import pytest
 
 from npu_graph_skill.skill.routing import SUB_SKILLS
+from conftest import load_benchmark
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 ROUTES = set(SUB_SKILLS) | {"vague"}
 
 
 def _module(name: str):
-    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark(name)
 
 
 @pytest.fixture(scope="module")
