@@ -98,6 +98,18 @@ def test_the_loader_refuses_a_catastrophic_matcher_with_its_id(tmp_path, monkeyp
         assert "nested unbounded repeats" in message
 
 
+def test_the_message_table_check_refuses_a_catastrophic_or_broken_regex_with_its_id():
+    import types
+
+    from npu_graph_skill.knowledge.loader import check_messages
+
+    with pytest.raises(KnowledgeError, match=r"messages\.csv: M-999: regex .* can backtrack catastrophically"):
+        check_messages([types.SimpleNamespace(id="M-999", regex=r"(\w+\s?)*$")])
+    with pytest.raises(KnowledgeError, match=r"messages\.csv: M-998: bad regex"):
+        check_messages([types.SimpleNamespace(id="M-998", regex=r"capture (failed")])
+    check_messages([types.SimpleNamespace(id="M-997", regex=r"capture failed: \d{1,6}")])  # a linear one passes
+
+
 def test_the_router_refuses_a_catastrophic_table_regex():
     from npu_graph_skill.skill.routing import _compile_terms
 

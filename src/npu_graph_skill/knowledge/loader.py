@@ -22,7 +22,7 @@ from npu_graph_skill.knowledge.prefilter import required_literals
 from npu_graph_skill.knowledge.regex_safety import regex_hazard
 from npu_graph_skill.knowledge.schema import (
     Constraint, ContextSign, KnowledgeError, Pattern, check_matcher_regex, parse_constraint, parse_context_sign,
-    parse_pattern,
+    parse_pattern, refuse_unsafe_regex,
 )
 
 KNOWLEDGE_DIR = Path(__file__).resolve().parent
@@ -265,12 +265,7 @@ def check_fresh(raw: Dict[str, Any]) -> List[Pattern]:
 def check_messages(messages: List["MessageEntry"]) -> None:
     """Every message regex compiles and cannot backtrack catastrophically."""
     for entry in messages:
-        try:
-            hazard = regex_hazard(entry.regex, re.IGNORECASE)
-        except re.error as exc:
-            raise KnowledgeError(f"messages.csv: {entry.id}: bad regex {entry.regex!r} ({exc})") from None
-        if hazard:
-            raise KnowledgeError(f"messages.csv: {entry.id}: regex {entry.regex!r} can backtrack catastrophically: {hazard}")
+        refuse_unsafe_regex(f"messages.csv: {entry.id}", entry.regex)
 
 
 def build_knowledge(root: Path = KNOWLEDGE_DIR, strict: bool = False) -> Knowledge:

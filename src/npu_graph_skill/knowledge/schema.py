@@ -253,17 +253,20 @@ def _matcher(where: str, raw: Any, strict: bool) -> Matcher:
     return matcher
 
 
-def check_matcher_regex(where: str, matcher: Matcher) -> None:
-    """One careless matcher would make every diagnosis slow: refuse one that does not parse or can
-    backtrack catastrophically (parsed, not compiled: cheap enough for every fresh load)."""
-    if not matcher.regex:
-        return
+def refuse_unsafe_regex(where: str, regex: str, label: str = "regex") -> None:
+    """One careless regex would make every diagnosis slow: refuse one that does not parse or can backtrack
+    catastrophically (parsed, not compiled: cheap enough for every fresh load)."""
     try:
-        hazard = regex_hazard(matcher.regex, re.IGNORECASE)
+        hazard = regex_hazard(regex, re.IGNORECASE)
     except re.error as exc:
-        raise KnowledgeError(f"{where}: bad regex {matcher.regex!r} ({exc})") from None
+        raise KnowledgeError(f"{where}: bad regex {regex!r} ({exc})") from None
     if hazard:
-        raise KnowledgeError(f"{where}: {matcher.type} regex {matcher.regex!r} can backtrack catastrophically: {hazard}")
+        raise KnowledgeError(f"{where}: {label} {regex!r} can backtrack catastrophically: {hazard}")
+
+
+def check_matcher_regex(where: str, matcher: Matcher) -> None:
+    if matcher.regex:
+        refuse_unsafe_regex(where, matcher.regex, f"{matcher.type} regex")
 
 
 def parse_pattern(raw: Any, source_file: str, strict: bool = True) -> Pattern:
