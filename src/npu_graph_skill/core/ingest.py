@@ -62,13 +62,14 @@ def decode_line(raw: bytes) -> str:
         return raw.decode("latin-1")
 
 
-def _describe_os_error(path: str, exc: OSError) -> str:
+def describe_os_error(path: str, exc: OSError, expected: str = "a file") -> str:
+    """The one line a user sees when `path` cannot be opened or read."""
     if isinstance(exc, FileNotFoundError):
         return f"{path}: no such file or directory"
     if isinstance(exc, PermissionError):
         return f"{path}: permission denied"
     if isinstance(exc, IsADirectoryError):
-        return f"{path}: is a directory, expected a file"
+        return f"{path}: is a directory, expected {expected}"
     return f"{path}: cannot read ({exc.strerror or exc})"
 
 
@@ -154,7 +155,7 @@ def iter_lines(source: TextSource, max_line: int = MAX_LINE_BYTES, ansi: bool = 
     try:
         handle = _open_binary(path)
     except OSError as exc:
-        raise InputError(_describe_os_error(path, exc)) from None
+        raise InputError(describe_os_error(path, exc)) from None
     with handle:
         yield from _decode_stream(source, handle, max_line, ansi)
 
@@ -179,7 +180,7 @@ def _decode_stream(source: TextSource, handle: IO[bytes], max_line: int, ansi: b
     except IsADirectoryError:
         raise InputError(f"{source.name}: is a directory, expected a file") from None
     except OSError as exc:
-        raise InputError(_describe_os_error(source.name, exc)) from None
+        raise InputError(describe_os_error(source.name, exc)) from None
 
 
 def read_text(source: TextSource, max_bytes: Optional[int] = None) -> str:

@@ -28,7 +28,7 @@ from collections import Counter
 from typing import IO, Dict, Iterator, List, Optional, Tuple
 
 from npu_graph_skill.core.errors import InputError
-from npu_graph_skill.core.ingest import decode_line, strip_ansi
+from npu_graph_skill.core.ingest import decode_line, describe_os_error, strip_ansi
 from npu_graph_skill.logs import families
 from npu_graph_skill.logs.formats import ParsedLine, extract_codes, make_timestamp, parse_line, parse_time
 
@@ -226,14 +226,8 @@ def _open(task: ScanTask) -> IO[bytes]:
         if task.path.endswith(".gz"):
             return _SalvagingGzip(gzip.open(task.path, "rb"))
         return open(task.path, "rb")
-    except IsADirectoryError:
-        raise InputError(f"{task.name}: is a directory, expected a file") from None
-    except PermissionError:
-        raise InputError(f"{task.name}: permission denied") from None
-    except FileNotFoundError:
-        raise InputError(f"{task.name}: no such file or directory") from None
     except OSError as exc:
-        raise InputError(f"{task.name}: cannot read ({exc.strerror or exc})") from None
+        raise InputError(describe_os_error(task.name, exc)) from None
 
 
 class _SalvagingGzip:
@@ -1012,12 +1006,8 @@ def scan_task(task: ScanTask) -> TaskResult:
         if result.lines == 0 and not result.candidates:
             raise InputError(note) from None
         result.notes.append(note)
-    except IsADirectoryError:
-        raise InputError(f"{task.name}: is a directory, expected a file") from None
     except OSError as exc:
-        if isinstance(exc, PermissionError):
-            raise InputError(f"{task.name}: permission denied") from None
-        raise InputError(f"{task.name}: cannot read ({exc.strerror or exc})") from None
+        raise InputError(describe_os_error(task.name, exc)) from None
     finally:
         if task.path is not None:
             handle.close()

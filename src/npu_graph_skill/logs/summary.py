@@ -21,6 +21,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from npu_graph_skill import __version__
 from npu_graph_skill.core.errors import UserError
+from npu_graph_skill.core.ingest import describe_os_error
 from npu_graph_skill.logs.collect import Collected, SourcePart, ts_key
 from npu_graph_skill.logs.scan import ErrorAcc, Event, ReplayAcc
 
@@ -216,12 +217,8 @@ def read_summary(path: str) -> Tuple[Collected, Dict[str, Any]]:
             raise UserError(f"{name}: {size / 2 ** 20:.0f} MB is not a summary (they are KB to a few MB)")
         with open(path, "rb") as handle:
             raw = handle.read()
-    except FileNotFoundError:
-        raise UserError(f"{name}: no such file") from None
-    except PermissionError:
-        raise UserError(f"{name}: permission denied") from None
     except OSError as exc:
-        raise UserError(f"{name}: cannot read ({exc.strerror or exc})") from None
+        raise UserError(describe_os_error(name, exc, "a summary file")) from None
     if not raw.lstrip().startswith(b"{"):
         raise UserError(f"{name}: not a summary (not a JSON object; write one with `npu-graph logs PATH --summary-out FILE`)")
     try:

@@ -22,6 +22,7 @@ import os
 from typing import Any, Dict, List, Optional
 
 from npu_graph_skill.core.errors import InputError
+from npu_graph_skill.core.ingest import describe_os_error
 from npu_graph_skill.core.model import Record
 from npu_graph_skill.perf.findings import Finding, text
 from npu_graph_skill.perf.stats import RankTest, Summary, TailTest, mann_whitney_u, summarize, tail_exceedance
@@ -68,12 +69,8 @@ def load_bench(path: str) -> Dict[str, Any]:
     try:
         with open(path, "rb") as handle:
             raw = handle.read(256 << 20)
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file or directory") from None
-    except PermissionError:
-        raise InputError(f"{path}: permission denied") from None
     except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        raise InputError(describe_os_error(path, exc)) from None
     if not raw.strip():
         raise InputError(f"{path}: empty file")
     if b"\x00" in raw[:8192]:

@@ -16,6 +16,7 @@ import zlib
 from typing import Any, Iterator, List, Optional
 
 from npu_graph_skill.core.errors import InputError
+from npu_graph_skill.core.ingest import describe_os_error
 
 CHUNK_CHARS = 1 << 20
 MAX_EVENT_CHARS = 64 << 20  # one event larger than this is not a trace event
@@ -78,14 +79,8 @@ def iter_json_events(path: str, notes: Optional[List[str]] = None, max_events: O
     label = name or path
     try:
         handle = _open(path)
-    except IsADirectoryError:
-        raise InputError(f"{label}: is a directory, expected a JSON file") from None
-    except FileNotFoundError:
-        raise InputError(f"{label}: no such file or directory") from None
-    except PermissionError:
-        raise InputError(f"{label}: permission denied") from None
     except OSError as exc:
-        raise InputError(f"{label}: cannot read ({exc.strerror or exc})") from None
+        raise InputError(describe_os_error(label, exc, "a JSON file")) from None
     with handle:
         reader = _Reader(handle, label)
         try:
