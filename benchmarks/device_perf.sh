@@ -11,35 +11,9 @@
 #   TORCH_WHEELS=/path/to/wheels bash benchmarks/device_perf.sh   # install torch offline first
 set -uo pipefail
 cd "$(dirname "$0")/.."
-PY=${PYTHON:-python3}
-BACKEND=${BACKEND:-cuda}
-OUT=${OUT:-$(mktemp -d)}
-mkdir -p "$OUT"
-export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
-
-have_torch() {
-  "$PY" - "$BACKEND" <<'EOF' 2>/dev/null
-import sys
-import torch
-if sys.argv[1] == "npu":
-    import torch_npu  # noqa: F401
-sys.exit(0 if getattr(torch, sys.argv[1]).is_available() else 1)
-EOF
-}
-
-if ! have_torch; then
-  # offline machines: install torch from wheels on local disk, if any
-  for dir in ${TORCH_WHEELS:-} /wheels /opt/wheels "$HOME/wheels"; do
-    if ls "$dir"/torch-*.whl >/dev/null 2>&1; then
-      echo "installing torch from $dir"
-      "$PY" -m pip install --quiet --no-index --find-links "$dir" torch && break
-    fi
-  done
-fi
-if ! have_torch; then
-  echo "device_perf: no torch with a usable '$BACKEND' device here (set PYTHON or TORCH_WHEELS)" >&2
-  exit 2
-fi
+NAME=device_perf
+# shellcheck source=benchmarks/device_torch.sh
+. benchmarks/device_torch.sh
 "$PY" -c "import torch; print('torch', torch.__version__)"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || true
 
