@@ -27,7 +27,6 @@ PHASE_OF_FAMILY = {family: phase for phase, family in FAMILY_OF_PHASE.items()}
 LARGE_INPUT = 1024 * 1024  # above this a log is first reduced to its decisive events
 MAX_CANDIDATES = 5
 MIN_CANDIDATE_SCORE = 0.2  # a lone supporting sign (one frame, one shared code) is not worth listing
-PARTIAL_VOTE = 1.0  # how much a partly matched pattern's score weighs as a vote for its phase
 
 
 def diagnose(text: Optional[str] = None, paths: Optional[List[str]] = None, lang: Optional[str] = None,
@@ -95,7 +94,7 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
         caller_check = _caller_check(messages)
         internal_check = _internal_check(messages)
         # a pattern the input matches in part is a sign of that pattern's phase, as strong as the match
-        votes.extend(Vote(s.pattern.phase, round(s.score * PARTIAL_VOTE, 3), 0, f"it matches {s.pattern.id} in part")
+        votes.extend(Vote(s.pattern.phase, round(s.score, 3), 0, f"it matches {s.pattern.id} in part")
                      for s in ranked[:3] if s.score >= MIN_CANDIDATE_SCORE)
         phase, _ = decide(votes)
         layer = classify.detected_layer(evidence, messages[0].entry.layer if messages else "")
