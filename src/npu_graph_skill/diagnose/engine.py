@@ -105,12 +105,16 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
     shown = [s for s in ranked if s.score >= MIN_CANDIDATE_SCORE] or ranked[:1]
     candidates = _with_ranked_causes([_candidate(s, evidence, lang) for s in shown[:MAX_CANDIDATES]], knowledge, lang)
     if not top:  # say what the evidence is like, with the low scores it deserves
+        reports = _similar_reports(evidence)  # what similar public reports concluded
+        if reports:
+            _vote_similar_reports(reports, votes)
+            phase, _ = decide(votes)
         similar = _similar_patterns(evidence, phase, {c.id for c in candidates}, lang, MAX_CANDIDATES - len(candidates))
         if phase == "unknown" and similar:  # no sign of a phase: the phase the nearest known patterns share
             similar = [dataclasses.replace(c, phase=PHASE_OF_FAMILY[c.id.split("-")[1]]) for c in similar]
             votes.extend(Vote(c.phase, c.score, 0, f"its words resemble {c.id}") for c in similar[:3])
             phase, _ = decide(votes)
-        candidates.extend(similar)
+        candidates = _with_report_causes(candidates + similar, reports, knowledge, lang)
     confidence = _confidence(ranked, _printed_lines(evidence))
     error_line = _decisive_line(evidence, chain, top)
     # Recorded cases come after the patterns: they show what fixed a similar error before.
@@ -285,6 +289,58 @@ def _error_line_number(evidence: Evidence, root_line: int) -> int:
     if evidence.exceptions:
         return evidence.exceptions[-1].input_line
     return next((e.input_line for e in evidence.log_events if e.level in ("ERROR", "CRITICAL")), 0)
+
+
+REPORT_WEIGHT = 1.0  # the similar reports' phases together, against all the input's signs together
+REPORT_CAUSES = 2  # patterns the similar reports concluded, listed after the first candidate
+REPORT_SCALE = 0.4  # their score: this times their share of the reports, never a known match
+
+
+def _similar_reports(evidence: Evidence) -> list:
+    """The nearest public reports of the reference index (diagnose/reference.py); none on any failure."""
+    try:
+        from npu_graph_skill.diagnose import reference
+
+        return reference.similar_reports(_query_text(evidence))
+    except Exception:  # noqa: BLE001 - the comparison is a help, never a reason to fail a diagnosis
+        return []
+
+
+def _vote_similar_reports(reports: list, votes: List[Vote]) -> None:
+    """The phases the similar reports concluded vote beside the input's signs. On reports the engine
+    had never seen, they were right more often than the signs alone. Together they weigh as much as
+    every sign together, so the input's own signs still decide when the reports disagree."""
+    from npu_graph_skill.diagnose.reference import concluded
+
+    signs_weight = sum(v.weight for v in votes if not v.fallback) or 1.0
+    if not any(not v.fallback for v in votes):
+        votes.clear()  # settings vote only when nothing else does, and the reports do
+    for name, share in concluded(reports, "phase"):
+        cited = [r.id for r in reports if r.phase == name]
+        votes.append(Vote(name, round(REPORT_WEIGHT * signs_weight * share, 3), 0,
+                          f"{len(cited)} of {len(reports)} similar public reports concluded {name} ({', '.join(cited[:3])})"))
+    votes.sort(key=lambda v: (-v.weight, v.line))
+
+
+def _with_report_causes(candidates: List[Candidate], reports: list, knowledge: Knowledge, lang: str) -> List[Candidate]:
+    """The causes the similar reports concluded, listed second and third: after the input's own best
+    candidate, before the weaker ones."""
+    from npu_graph_skill.diagnose.reference import concluded
+
+    shown = {c.id for c in candidates[:1]}
+    found = []
+    for pattern_id, share in concluded(reports, "patterns"):
+        pattern = knowledge.pattern(pattern_id)
+        if pattern is None or pattern_id in shown:
+            continue
+        cited = [r.id for r in reports if pattern_id in r.patterns]
+        found.append(Candidate(id=pattern_id, title=pick(pattern.title, lang), score=round(REPORT_SCALE * share, 3),
+                               phase=pattern.phase, kind="pattern",
+                               matched=[f"concluded in similar public reports: {', '.join(cited[:4])}"]))
+        if len(found) == REPORT_CAUSES:
+            break
+    listed = {c.id for c in found}
+    return (candidates[:1] + found + [c for c in candidates[1:] if c.id not in listed])[:MAX_CANDIDATES]
 
 
 SIMILAR_SCALE = 0.4  # a pattern found by similar words only: listed, never a known match

@@ -1,0 +1,95 @@
+"""When no pattern matches, what similar public reports concluded weighs in (diagnose/reference.py):
+their phases vote beside the input's signs and the causes they concluded are listed after the best
+candidate. The reference index is built from the corpus' dev split only and shipped up to date."""
+from __future__ import annotations
+
+import json
+import pathlib
+
+import pytest
+import yaml
+
+from conftest import load_benchmark
+from npu_graph_skill.diagnose import reference
+from npu_graph_skill.diagnose.engine import diagnose
+
+CORPUS = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "corpus"
+# A prose report (vllm-ascend#8365): Eagle's acceptance rate drops under FULL_DECODE_ONLY. No pattern
+# matches its words; the thread concluded stale draft-graph attention parameters (an update fault).
+PROSE_REPORT = "vllm-ascend-8365"
+
+
+def _report_text(case_id: str) -> str:
+    return yaml.safe_load((CORPUS / f"{case_id}.yaml").read_text(encoding="utf-8"))["error_text"]
+
+
+def test_the_shipped_index_is_current_and_holds_only_dev_reports():
+    build = load_benchmark("build_reference")
+    split = load_benchmark("corpus_split")
+    assert build.render() == reference.REFERENCE_FILE.read_text(encoding="utf-8"), \
+        "out of date: run python benchmarks/build_reference.py"
+    moved = split.moved_to_dev(CORPUS)
+    reports = json.loads(reference.REFERENCE_FILE.read_text(encoding="utf-8"))["reports"]
+    assert len(reports) >= 200
+    assert all(split.split_of(r["id"], moved) == "dev" for r in reports)
+    assert all(r["url"].startswith("https://") and r["phase"] for r in reports)
+
+
+def test_a_report_finds_itself_unless_it_is_held_out():
+    text = _report_text(PROSE_REPORT)
+    assert reference.similar_reports(text)[0].id == PROSE_REPORT
+    with reference.held_out([PROSE_REPORT]):
+        assert PROSE_REPORT not in [r.id for r in reference.similar_reports(text)]
+    assert reference.similar_reports(text)[0].id == PROSE_REPORT  # the hold ends with the block
+
+
+def test_common_words_alone_find_no_report():
+    # near miss: graph-mode words every report uses are not a resemblance
+    assert reference.similar_reports("graph mode error on npu, it failed, please help") == []
+
+
+def test_the_concluded_shares_are_weighted_by_similarity():
+    reports = [reference.SimilarReport(id=i, url="", title="", phase=p, layer="L1", patterns=pats, score=s, matched=[])
+               for i, p, pats, s in (("a", "update", ["P-UPD-020"], 3.0), ("b", "replay", ["P-REP-012"], 1.0))]
+    assert reference.concluded(reports, "phase") == [("update", 0.75), ("replay", 0.25)]
+    assert reference.concluded(reports, "patterns")[0] == ("P-UPD-020", 0.75)
+
+
+def test_when_no_pattern_fits_the_similar_reports_decide_the_phase_and_name_causes(monkeypatch):
+    text = _report_text(PROSE_REPORT)
+    with reference.held_out([PROSE_REPORT]):  # judged as a report the index has never seen
+        report = diagnose(text=text, lang="en")
+    assert report.novel and report.phase == "update"
+    whys = [v["why"] for v in report.evidence_summary["phase_votes"]]
+    assert any("similar public reports concluded update" in w for w in whys)
+    assert "P-UPD-020" in [c.id for c in report.candidates[:3]]
+    assert any(m.startswith("concluded in similar public reports") for c in report.candidates for m in c.matched)
+    # without the reports the signs alone miss the phase: the reports made the difference
+    monkeypatch.setattr(reference, "similar_reports", lambda query, limit=8: [])
+    assert diagnose(text=text, lang="en").phase != "update"
+
+
+def test_a_matched_pattern_is_not_second_guessed_by_similar_reports():
+    text = ("RuntimeError: Cannot copy between CPU and NPU tensors during NPU graph capture unless the CPU tensor "
+            "is pinned.")
+    report = diagnose(text=text, lang="en")
+    assert not report.novel
+    assert not any("similar public reports" in v["why"] for v in report.evidence_summary["phase_votes"])
+
+
+def test_a_missing_index_does_not_break_a_diagnosis(monkeypatch, tmp_path):
+    monkeypatch.setattr(reference, "REFERENCE_FILE", tmp_path / "absent.json")
+    monkeypatch.setattr(reference, "_INDEX", None)
+    report = diagnose(text=_report_text(PROSE_REPORT), lang="en")
+    assert report.candidates  # the other signs still give candidates
+    assert not any("similar public reports" in v["why"] for v in report.evidence_summary["phase_votes"])
+
+
+@pytest.mark.parametrize("fmt", [0, 2])
+def test_an_index_of_another_format_is_refused_in_one_line(monkeypatch, tmp_path, fmt):
+    path = tmp_path / "reference_reports.json"
+    path.write_text(json.dumps({"format": fmt, "reports": [], "index": {}}), encoding="utf-8")
+    monkeypatch.setattr(reference, "REFERENCE_FILE", path)
+    monkeypatch.setattr(reference, "_INDEX", None)
+    with pytest.raises(ValueError, match="format"):
+        reference.similar_reports("aclgraph capture failed with update_attn_params")
