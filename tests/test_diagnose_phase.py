@@ -108,3 +108,9 @@ def test_a_torch_npu_argument_check_puts_the_fix_in_the_calling_code():
     assert internal.fix_in != "user_code" and "torch_npu's check passes" not in internal.fix["short_term"]
     assert internal.fix["short_term"].startswith("torch_npu's own consistency check failed")
     assert "Report it to Ascend/pytorch" in internal.fix["long_term"]
+
+
+def test_votes_of_no_weight_decide_without_failing():
+    from npu_graph_skill.diagnose.phase import Vote, decide
+
+    assert decide([Vote("capture", 0.0, 3, "a sign of no weight")]) == ("capture", 0.0)

@@ -147,4 +147,4 @@ def decide(votes: Sequence[Vote]) -> Tuple[str, float]:
     if not totals:
         return "unknown", 0.0
     phase = max(totals, key=lambda p: (totals[p], -min(v.line for v in counted if v.phase == p)))
-    return phase, round(totals[phase] / sum(totals.values()), 3)
+    return phase, round(totals[phase] / (sum(totals.values()) or 1.0), 3)  # votes of weight 0 share nothing
