@@ -93,3 +93,28 @@ def test_an_index_of_another_format_is_refused_in_one_line(monkeypatch, tmp_path
     monkeypatch.setattr(reference, "_INDEX", None)
     with pytest.raises(ValueError, match="format"):
         reference.similar_reports("aclgraph capture failed with update_attn_params")
+
+
+def test_a_novel_report_shows_the_nearest_public_threads_with_what_fixed_them():
+    import io
+
+    from npu_graph_skill.core.render import Style
+    from npu_graph_skill.diagnose.report import render_markdown, render_text
+
+    with reference.held_out([PROSE_REPORT]):
+        report = diagnose(text=_report_text(PROSE_REPORT), lang="zh")
+    shown = report.to_dict()["similar_reports"]
+    assert 1 <= len(shown) <= 3 and PROSE_REPORT not in [r["id"] for r in shown]
+    assert all(r["url"].startswith("https://github.com/") and r["fix"] for r in shown)
+    text = render_text(report, Style(io.StringIO()))
+    assert "相似的公开报告" in text and shown[0]["url"] in text and "修复: " in text
+    assert f"[{shown[0]['id']}]({shown[0]['url']})" in render_markdown(report)
+
+
+def test_a_matched_pattern_shows_only_threads_that_concluded_the_same_cause():
+    text = _report_text("vllm-ascend-6002")  # 107030 in capture mode: P-CAP-002 matches
+    report = diagnose(text=text, lang="en")
+    assert not report.novel
+    top = report.candidates[0].id
+    assert report.similar_reports, "the corpus holds other threads of this cause"
+    assert all(top in r["patterns"] for r in report.similar_reports)

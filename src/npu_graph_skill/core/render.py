@@ -33,6 +33,8 @@ LABELS: Dict[str, Dict[str, str]] = {
     "drill_down": {"en": "Drill-down", "zh": "调用链下钻"},
     "consequences": {"en": "Later errors (not the cause)", "zh": "后续报错（不是原因）"},
     "anchors": {"en": "Source anchors", "zh": "源码锚点"},
+    "similar_reports": {"en": "Similar public reports (what fixed them)", "zh": "相似的公开报告（及其修复）"},
+    "fixed_by": {"en": "fixed by", "zh": "修复"},
     "novel": {"en": "No known pattern fits: this looks new", "zh": "未匹配到已知模式：疑似新问题"},
     "stub": {"en": "Pattern stub to start from", "zh": "可作为新模式起点的草稿"},
     "notes": {"en": "Notes", "zh": "说明"},

@@ -104,8 +104,8 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
 
     shown = [s for s in ranked if s.score >= MIN_CANDIDATE_SCORE] or ranked[:1]
     candidates = _with_ranked_causes([_candidate(s, evidence, lang) for s in shown[:MAX_CANDIDATES]], knowledge, lang)
+    reports = _similar_reports(evidence)  # what similar public reports concluded
     if not top:  # say what the evidence is like, with the low scores it deserves
-        reports = _similar_reports(evidence)  # what similar public reports concluded
         if reports:
             _vote_similar_reports(reports, votes)
             phase, _ = decide(votes)
@@ -136,6 +136,7 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
         drill_down=drill,
         consequences=[c for c in chain[1:] if c["role"] in ("consequence", "noisy", "later")],
         pattern_stub=None if top else pattern_stub(evidence, phase, layer, error_line),
+        similar_reports=_reports_to_show(reports, top),
         evidence_summary={**_summary(evidence, contexts, chain), "phase_votes": [v.to_dict() for v in votes[:8]]},
         notes=list(evidence.notes),
     )
@@ -321,6 +322,17 @@ def _vote_similar_reports(reports: list, votes: List[Vote]) -> None:
         votes.append(Vote(name, round(REPORT_WEIGHT * signs_weight * share, 3), 0,
                           f"{len(cited)} of {len(reports)} similar public reports concluded {name} ({', '.join(cited[:3])})"))
     votes.sort(key=lambda v: (-v.weight, v.line))
+
+
+SHOWN_REPORTS = 3
+
+
+def _reports_to_show(reports: list, top: Optional[PatternScore]) -> List[Dict[str, Any]]:
+    """The public threads worth reading next: when a pattern matched, the similar ones that concluded
+    that same cause; otherwise the nearest ones, whatever they concluded."""
+    if top:
+        reports = [r for r in reports if top.pattern.id in r.patterns]
+    return [r.to_brief() for r in reports[:SHOWN_REPORTS]]
 
 
 def _with_report_causes(candidates: List[Candidate], reports: list, knowledge: Knowledge, lang: str) -> List[Candidate]:

@@ -3,8 +3,9 @@ evidence of the phase and the cause when no known pattern matches.
 
 The reference index (`knowledge/reference_reports.json`) is built from the dev split of
 `benchmarks/corpus` only (`benchmarks/build_reference.py`): the held-back test reports never enter
-it. It holds each report's id, URL, title, labelled phase and layer and the patterns its thread
-concluded, and a BM25 index of its words — no report text. A user's error is compared with those
+it. It holds each report's id, URL, title, labelled phase and layer, the patterns its thread
+concluded and what fixed it (the labeller's summary), and a BM25 index of its words — no report
+text. A user's error is compared with those
 words; the phases and patterns of the closest reports are summed, weighted by similarity.
 
 Measured before it was switched on, on 108 reports of corpus batches 4 and 5 with the engine of
@@ -28,6 +29,7 @@ MIN_SHARED_TERMS = 2  # a neighbour must share two rare words, not only "graph" 
 MIN_IDF = 1.5
 TEXT_CHARS = 3000  # of each report, as for the query (engine.SIMILAR_QUERY_CHARS)
 FIELD_WEIGHTS = {"text": 1.0, "title": 1.0}
+FIX_CHARS = 300
 
 _INDEX: Optional[Tuple[Any, List[Dict[str, Any]]]] = None
 _HELD_OUT: Set[str] = set()
@@ -45,6 +47,12 @@ class SimilarReport(Record):
     patterns: List[str]
     score: float
     matched: List[str]
+    fix: str = ""  # what fixed it, in the labeller's words
+
+    def to_brief(self) -> Dict[str, Any]:
+        """What a report shows of it."""
+        return {"id": self.id, "url": self.url, "title": self.title, "phase": self.phase,
+                "patterns": self.patterns, "fix": self.fix, "score": self.score}
 
 
 def build_reference(reports: Iterable[Dict[str, Any]]) -> Dict[str, Any]:
@@ -56,7 +64,8 @@ def build_reference(reports: Iterable[Dict[str, Any]]) -> Dict[str, Any]:
     for report in sorted(reports, key=lambda r: r["id"]):
         index.add(report["id"], {"text": report["text"][:TEXT_CHARS], "title": report.get("title") or ""})
         meta.append({key: report.get(key) for key in ("id", "url", "title", "phase", "layer")}
-                    | {"patterns": sorted(report.get("patterns") or [])})
+                    | {"patterns": sorted(report.get("patterns") or []),
+                       "fix": " ".join(str(report.get("fix") or "").split())[:FIX_CHARS]})
     state = index.state()
     state["tf"] = [{t: round(w, 4) for t, w in sorted(row.items())} for row in state["tf"]]
     state["df"] = dict(sorted(state["df"].items()))
@@ -90,7 +99,8 @@ def similar_reports(query: str, limit: int = NEIGHBOURS) -> List[SimilarReport]:
         report = by_id[key]
         out.append(SimilarReport(id=key, url=report.get("url") or "", title=report.get("title") or "",
                                  phase=report["phase"], layer=report.get("layer") or "",
-                                 patterns=list(report["patterns"]), score=round(score, 3), matched=rare[:8]))
+                                 patterns=list(report["patterns"]), score=round(score, 3), matched=rare[:8],
+                                 fix=report.get("fix") or ""))
         if len(out) == limit:
             break
     return out

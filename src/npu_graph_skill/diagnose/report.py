@@ -46,6 +46,13 @@ def render_markdown(d: Diagnosis) -> str:
         out.append(f"\n### {label('candidates', lang)}\n")
         out.append(md_table(["id", "score", "title", "evidence"],
                             [[c.id, f"{c.score:.2f}", c.title, " / ".join(c.evidence[:2])] for c in d.candidates]))
+    if d.similar_reports:
+        out.append(f"\n### {label('similar_reports', lang)}\n")
+        for r in d.similar_reports:
+            out.append(f"- [{r['id']}]({r['url']}) {r['title']} — {phase_name(r['phase'], lang)}"
+                       f"{(', ' + ', '.join(r['patterns'])) if r['patterns'] else ''}")
+            if r.get("fix"):
+                out.append(f"  - {label('fixed_by', lang)}: {r['fix']}")
     if d.drill_down:
         out.append(f"\n### {label('drill_down', lang)}\n")
         for i, step in enumerate(d.drill_down, start=1):
@@ -105,6 +112,15 @@ def render_text(d: Diagnosis, style: Style) -> str:
     out.append("")
     out.append(style.bold(f"[4] {label('verification', lang)}"))
     out.extend(f"  {i}. {step}" for i, step in enumerate(d.verification, start=1))
+    if d.similar_reports:
+        out.append("")
+        out.append(style.bold(label("similar_reports", lang)))
+        for r in d.similar_reports:
+            concluded = ", ".join([phase_name(r["phase"], lang)] + r["patterns"])
+            out.append(f"  {r['id']} ({concluded}) {r['title']}")
+            out.append(style.dim(f"      {r['url']}"))
+            if r.get("fix"):
+                out.append(style.dim(f"      {label('fixed_by', lang)}: {r['fix']}"))
     if d.drill_down:
         out.append("")
         out.append(style.bold(label("drill_down", lang)))
