@@ -309,9 +309,10 @@ def _similar_reports(evidence: Evidence) -> list:
 
 
 def _vote_similar_reports(reports: list, votes: List[Vote]) -> None:
-    """The phases the similar reports concluded vote beside the input's signs. On reports the engine
-    had never seen, they were right more often than the signs alone. Together they weigh as much as
-    every sign together, so the input's own signs still decide when the reports disagree."""
+    """The phases the similar reports concluded vote beside the input's signs: on reports the engine
+    had never seen, signs and reports together named the phase more often than the signs alone
+    (reference.py). Together they weigh as much as every sign together, so the input's own signs
+    still decide when the reports disagree."""
     from npu_graph_skill.diagnose.reference import concluded
 
     signs_weight = sum(v.weight for v in votes if not v.fallback) or 1.0

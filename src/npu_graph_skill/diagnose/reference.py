@@ -5,8 +5,8 @@ The reference index (`knowledge/reference_reports.json`) is built from the dev s
 `benchmarks/corpus` only (`benchmarks/build_reference.py`): the held-back test reports never enter
 it. It holds each report's id, URL, title, labelled phase and layer, the patterns its thread
 concluded and what fixed it (the labeller's summary), and a BM25 index of its words — no report
-text. A user's error is compared with those
-words; the phases and patterns of the closest reports are summed, weighted by similarity.
+text. A user's error is compared with those words; the phases and patterns of the closest reports
+are summed, weighted by similarity.
 
 Measured on the 137 dev reports of corpus batches 4 to 7, each judged by an engine that had never
 seen its batch and an index that did not hold it: phase 0.635 → 0.657, cause top-1 0.398 → 0.417,
@@ -32,7 +32,7 @@ TEXT_CHARS = 3000  # of each report, as for the query (engine.SIMILAR_QUERY_CHAR
 FIELD_WEIGHTS = {"text": 1.0, "title": 1.0}
 FIX_CHARS = 300
 
-_INDEX: Optional[Tuple[Any, List[Dict[str, Any]]]] = None
+_INDEX: Optional[Tuple[Any, Dict[str, Dict[str, Any]]]] = None  # (BM25 index, report by id)
 _HELD_OUT: Set[str] = set()
 
 
@@ -73,7 +73,7 @@ def build_reference(reports: Iterable[Dict[str, Any]]) -> Dict[str, Any]:
     return {"format": FORMAT, "reports": meta, "index": state}
 
 
-def _load() -> Tuple[Any, List[Dict[str, Any]]]:
+def _load() -> Tuple[Any, Dict[str, Dict[str, Any]]]:
     global _INDEX
     if _INDEX is None:
         from npu_graph_skill.expert.retrieval import BM25Index
@@ -81,7 +81,7 @@ def _load() -> Tuple[Any, List[Dict[str, Any]]]:
         data = json.loads(REFERENCE_FILE.read_text(encoding="utf-8"))
         if data.get("format") != FORMAT:
             raise ValueError(f"{REFERENCE_FILE.name}: format {data.get('format')!r}, expected {FORMAT}")
-        _INDEX = (BM25Index.from_state(data["index"]), data["reports"])
+        _INDEX = (BM25Index.from_state(data["index"]), {r["id"]: r for r in data["reports"]})
     return _INDEX
 
 
@@ -89,10 +89,9 @@ def similar_reports(query: str, limit: int = NEIGHBOURS) -> List[SimilarReport]:
     """The reports nearest to `query` that share at least MIN_SHARED_TERMS rare words with it."""
     if not query.strip():
         return []
-    index, reports = _load()
+    index, by_id = _load()
     found = index.search(query[:TEXT_CHARS], limit=limit + len(_HELD_OUT))
     out: List[SimilarReport] = []
-    by_id = {r["id"]: r for r in reports}
     for key, score, matched in found:
         rare = [t for t in matched if index.idf(t) >= MIN_IDF]
         if key in _HELD_OUT or len(rare) < MIN_SHARED_TERMS:
