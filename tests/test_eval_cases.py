@@ -22,3 +22,20 @@ def test_every_case_is_an_example_of_some_pattern_or_a_performance_case(shared_c
     for case in shared_cases:
         if case["phase"] != "Performance":
             assert case["id"] in expected, case["id"]
+
+
+def test_the_second_labels_name_corpus_reports_and_known_patterns():
+    import yaml
+
+    from npu_graph_skill.knowledge.loader import load_knowledge
+
+    agreement = load_benchmark("label_agreement")
+    phases = {p.id: p.phase for p in load_knowledge().patterns}
+    second = yaml.safe_load(agreement.SECOND.read_text(encoding="utf-8"))
+    assert len(second) == len({e["id"] for e in second}) == 80
+    for entry in second:
+        assert (agreement.CORPUS / f"{entry['id']}.yaml").is_file(), entry["id"]
+        for pattern in entry["expected_patterns"]:
+            assert phases[pattern] == entry["phase"].lower(), entry["id"]
+    result = agreement.agreement()
+    assert 0.0 < result["phase"] <= 1.0 and result["both_named"] > 0
