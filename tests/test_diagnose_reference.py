@@ -118,3 +118,11 @@ def test_a_matched_pattern_shows_only_threads_that_concluded_the_same_cause():
     top = report.candidates[0].id
     assert report.similar_reports, "the corpus holds other threads of this cause"
     assert all(top in r["patterns"] for r in report.similar_reports)
+
+
+def test_the_threads_of_one_cause_are_ordered_by_similarity():
+    found = reference.similar_reports("capture failed: capture on the default stream is not allowed", limit=3,
+                                      pattern="P-CAP-003")
+    assert found and all("P-CAP-003" in r.patterns for r in found)
+    assert [r.score for r in found] == sorted((r.score for r in found), reverse=True)
+    assert reference.similar_reports("capture on the default stream", pattern="P-NOT-000") == []

@@ -136,7 +136,7 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
         drill_down=drill,
         consequences=[c for c in chain[1:] if c["role"] in ("consequence", "noisy", "later")],
         pattern_stub=None if top else pattern_stub(evidence, phase, layer, error_line),
-        similar_reports=_reports_to_show(reports, top),
+        similar_reports=_reports_to_show(evidence, reports, top),
         evidence_summary={**_summary(evidence, contexts, chain), "phase_votes": [v.to_dict() for v in votes[:8]]},
         notes=list(evidence.notes),
     )
@@ -328,11 +328,16 @@ def _vote_similar_reports(reports: list, votes: List[Vote]) -> None:
 SHOWN_REPORTS = 3
 
 
-def _reports_to_show(reports: list, top: Optional[PatternScore]) -> List[Dict[str, Any]]:
-    """The public threads worth reading next: when a pattern matched, the similar ones that concluded
-    that same cause; otherwise the nearest ones, whatever they concluded."""
+def _reports_to_show(evidence: Evidence, reports: list, top: Optional[PatternScore]) -> List[Dict[str, Any]]:
+    """The public threads worth reading next: when a pattern matched, the threads that concluded that
+    same cause, most similar first; otherwise the nearest ones, whatever they concluded."""
     if top:
-        reports = [r for r in reports if top.pattern.id in r.patterns]
+        try:
+            from npu_graph_skill.diagnose import reference
+
+            reports = reference.similar_reports(_query_text(evidence), SHOWN_REPORTS, pattern=top.pattern.id)
+        except Exception:  # noqa: BLE001 - the list is a help, never a reason to fail a diagnosis
+            return []
     return [r.to_brief() for r in reports[:SHOWN_REPORTS]]
 
 

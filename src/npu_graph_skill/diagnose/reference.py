@@ -85,16 +85,23 @@ def _load() -> Tuple[Any, Dict[str, Dict[str, Any]]]:
     return _INDEX
 
 
-def similar_reports(query: str, limit: int = NEIGHBOURS) -> List[SimilarReport]:
-    """The reports nearest to `query` that share at least MIN_SHARED_TERMS rare words with it."""
+def similar_reports(query: str, limit: int = NEIGHBOURS, pattern: Optional[str] = None) -> List[SimilarReport]:
+    """The reports nearest to `query` that share at least MIN_SHARED_TERMS rare words with it; with
+    `pattern`, the reports that concluded that pattern, nearest first (the cause is already shared,
+    so one shared word is enough to order them)."""
     if not query.strip():
         return []
     index, by_id = _load()
-    found = index.search(query[:TEXT_CHARS], limit=limit + len(_HELD_OUT))
+    allow = None
+    if pattern:
+        allow = [i for i, key in enumerate(index.keys) if pattern in by_id[key]["patterns"]]
+        if not allow:
+            return []
+    found = index.search(query[:TEXT_CHARS], limit=limit + len(_HELD_OUT), allow=allow)
     out: List[SimilarReport] = []
     for key, score, matched in found:
         rare = [t for t in matched if index.idf(t) >= MIN_IDF]
-        if key in _HELD_OUT or len(rare) < MIN_SHARED_TERMS:
+        if key in _HELD_OUT or len(rare) < (1 if pattern else MIN_SHARED_TERMS):
             continue
         report = by_id[key]
         out.append(SimilarReport(id=key, url=report.get("url") or "", title=report.get("title") or "",
