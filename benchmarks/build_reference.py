@@ -41,7 +41,7 @@ def dev_reports(corpus_dir: pathlib.Path = CORPUS) -> List[Dict[str, Any]]:
         reports.append({"id": case["id"], "url": (case.get("source") or {}).get("url") or "",
                         "title": str(case.get("title") or ""), "phase": str(case["phase"]).lower(),
                         "layer": str(case.get("layer") or ""), "patterns": sorted(patterns),
-                        "fix": str(case.get("fix") or ""),
+                        "fix": str(case.get("fix") or ""), "backend": str(case.get("backend") or ""),
                         "text": str(case["error_text"])})
     return reports
 

@@ -126,3 +126,17 @@ def test_the_threads_of_one_cause_are_ordered_by_similarity():
     assert found and all("P-CAP-003" in r.patterns for r in found)
     assert [r.score for r in found] == sorted((r.score for r in found), reverse=True)
     assert reference.similar_reports("capture on the default stream", pattern="P-NOT-000") == []
+
+
+def test_a_pattern_page_lists_the_public_reports_that_concluded_it():
+    import subprocess
+    import sys
+
+    seen = reference.reports_of("P-UPD-020")
+    assert seen and all(r["url"].startswith("https://") for r in seen)
+    assert PROSE_REPORT in [r["id"] for r in seen]
+    backends = [r["backend"] for r in seen]
+    assert backends == sorted(backends, key=lambda b: b != "npu")  # NPU reports first
+    out = subprocess.run([sys.executable, "-m", "npu_graph_skill", "patterns", "P-UPD-020", "--lang", "en"],
+                         capture_output=True, text=True, check=True).stdout
+    assert f"public reports that concluded it ({len(seen)})" in out and seen[0]["url"] in out

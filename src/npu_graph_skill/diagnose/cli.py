@@ -209,4 +209,22 @@ def _pattern_text(pattern, lang: str, markdown: bool) -> str:
     lines.extend(f"  {a}" for a in pattern.anchor_strings())
     lines.append("\nreferences:")
     lines.extend(f"  {r['title']} <{r['url']}>" for r in pattern.references)
+    seen = _public_reports(pattern.id)
+    if seen:
+        head = f"public reports that concluded it ({len(seen)})" if lang != "zh" else f"结论为此模式的公开报告（{len(seen)}）"
+        lines.append(f"\n{head}:")
+        lines.extend(f"  {r['id']}  {r['title']} <{r['url']}>" for r in seen[:SHOWN_PUBLIC_REPORTS])
     return "\n".join(lines)
+
+
+SHOWN_PUBLIC_REPORTS = 5
+
+
+def _public_reports(pattern_id: str) -> List[dict]:
+    """The corpus' dev reports that concluded this pattern; none when the reference index cannot be read."""
+    try:
+        from npu_graph_skill.diagnose.reference import reports_of
+
+        return reports_of(pattern_id)
+    except (OSError, ValueError):
+        return []

@@ -3,7 +3,7 @@ evidence of the phase and the cause when no known pattern matches.
 
 The reference index (`knowledge/reference_reports.json`) is built from the dev split of
 `benchmarks/corpus` only (`benchmarks/build_reference.py`): the held-back test reports never enter
-it. It holds each report's id, URL, title, labelled phase and layer, the patterns its thread
+it. It holds each report's id, URL, title, backend, labelled phase and layer, the patterns its thread
 concluded and what fixed it (the labeller's summary), and a BM25 index of its words — no report
 text. A user's error is compared with those words; the phases and patterns of the closest reports
 are summed, weighted by similarity.
@@ -64,7 +64,7 @@ def build_reference(reports: Iterable[Dict[str, Any]]) -> Dict[str, Any]:
     meta = []
     for report in sorted(reports, key=lambda r: r["id"]):
         index.add(report["id"], {"text": report["text"][:TEXT_CHARS], "title": report.get("title") or ""})
-        meta.append({key: report.get(key) for key in ("id", "url", "title", "phase", "layer")}
+        meta.append({key: report.get(key) for key in ("id", "url", "title", "phase", "layer", "backend")}
                     | {"patterns": sorted(report.get("patterns") or []),
                        "fix": " ".join(str(report.get("fix") or "").split())[:FIX_CHARS]})
     state = index.state()
@@ -111,6 +111,15 @@ def similar_reports(query: str, limit: int = NEIGHBOURS, pattern: Optional[str] 
         if len(out) == limit:
             break
     return out
+
+
+def reports_of(pattern_id: str) -> List[Dict[str, Any]]:
+    """The public reports whose thread concluded `pattern_id` ({id, url, title, phase, backend, fix}):
+    NPU reports first, then CUDA-graph analogues, each by id."""
+    _, by_id = _load()
+    found = [report for report in by_id.values() if pattern_id in report["patterns"]]
+    found.sort(key=lambda r: (r.get("backend") != "npu", r["id"]))
+    return [{key: r.get(key) for key in ("id", "url", "title", "phase", "backend", "fix")} for r in found]
 
 
 def concluded(reports: List[SimilarReport], key: str) -> List[Tuple[str, float]]:
