@@ -65,3 +65,12 @@ def test_the_rendered_bundle_passes_both_validators(tmp_path, bundle):
     report = validate_tree(str(tmp_path), official=True)
     assert report.ok, [f"{i.path}: {i.message}" for i in report.issues if i.severity == "error"]
     assert report.official in ("passed", "unavailable: pip install skills-ref (needs Python 3.11+)")
+
+
+def test_a_pattern_page_links_the_public_reports_that_concluded_it(sources, bundle):
+    reports = sources.public_reports["P-UPD-020"]
+    page = bundle.file(DIAG + "known-patterns/update.md").data.decode("utf-8")
+    section = page[page.index("### P-UPD-020"):]
+    section = section[:section.index("\n### ")] if "\n### " in section else section
+    assert f"[{reports[0]['id']}]({reports[0]['url']})" in section
+    assert f"(+{len(reports) - 3})" in section  # the rest are counted, not listed

@@ -113,6 +113,13 @@ def similar_reports(query: str, limit: int = NEIGHBOURS, pattern: Optional[str] 
     return out
 
 
+def reports_by_pattern() -> Dict[str, List[Dict[str, Any]]]:
+    """Every concluded pattern → its public reports, as `reports_of` gives them."""
+    _, by_id = _load()
+    ids = sorted({p for report in by_id.values() for p in report["patterns"]})
+    return {pattern_id: reports_of(pattern_id) for pattern_id in ids}
+
+
 def reports_of(pattern_id: str) -> List[Dict[str, Any]]:
     """The public reports whose thread concluded `pattern_id` ({id, url, title, phase, backend, fix}):
     NPU reports first, then CUDA-graph analogues, each by id."""

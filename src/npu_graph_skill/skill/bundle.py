@@ -41,6 +41,7 @@ class KnowledgeSources:
     codes: Sequence[Any] = ()
     constraints: Sequence[Any] = ()
     concepts: Sequence[Any] = ()
+    public_reports: Dict[str, List[Dict[str, Any]]] = dataclasses.field(default_factory=dict)  # pattern → reports
     notes: List[str] = dataclasses.field(default_factory=list)
 
 
@@ -75,6 +76,12 @@ def load_sources() -> KnowledgeSources:
         sources.patterns = list(getattr(knowledge, "patterns", []) or [])
         sources.codes = list(getattr(knowledge, "codes", []) or [])
         sources.constraints = list(getattr(knowledge, "constraints", []) or [])
+    try:
+        from npu_graph_skill.diagnose.reference import reports_by_pattern
+
+        sources.public_reports = reports_by_pattern()
+    except (ImportError, OSError, ValueError) as exc:
+        sources.notes.append(f"reference index unavailable ({exc}); pattern pages list no public reports")
     try:
         from npu_graph_skill.knowledge.concepts import load_concepts
     except ImportError as exc:
@@ -249,7 +256,7 @@ def render_bundle(sources: Optional[KnowledgeSources] = None) -> Bundle:
     diag = "graph-mode-diagnostics/references/"
     texts[diag + "known-patterns.md"] = ref.render_known_patterns(sources.patterns)
     for phase, items in ref.by_phase(sources.patterns).items():
-        texts[f"{diag}known-patterns/{phase}.md"] = ref.render_pattern_details(phase, items)
+        texts[f"{diag}known-patterns/{phase}.md"] = ref.render_pattern_details(phase, items, sources.public_reports)
     texts[diag + "error-code-map.md"] = ref.render_error_code_map(sources.codes, sources.patterns)
     texts[diag + "error-code-map-more.md"] = ref.render_error_code_map_more(sources.codes)
     texts[diag + "constraints.md"] = ref.render_constraints(sources.constraints, sources.patterns)

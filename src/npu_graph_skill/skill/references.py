@@ -7,7 +7,7 @@ codes, constraints and concepts come from `npu_graph_skill.knowledge`, the phase
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, List, Mapping, Sequence
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
 from npu_graph_skill.core.model import LAYER_NAMES
 from npu_graph_skill.core.render import FIX_IN_NAMES, PHASE_NAMES
@@ -119,16 +119,21 @@ def render_known_patterns(patterns: Sequence[Any]) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def render_pattern_details(phase: str, items: Sequence[Any]) -> str:
-    """known-patterns/PHASE.md: every field of the patterns of one phase."""
+def render_pattern_details(phase: str, items: Sequence[Any],
+                           public_reports: Optional[Mapping[str, Sequence[Mapping[str, Any]]]] = None) -> str:
+    """known-patterns/PHASE.md: every field of the patterns of one phase, and the public reports of
+    the corpus that concluded each (`public_reports`: pattern id → reports)."""
     out = [f"# 已知模式 · Known patterns — {phase_title(phase)}", "", generated_note(), "",
            "[← 目录 · catalogue](../known-patterns.md)", ""]
     for p in (as_dict(x) for x in items):
-        out += _pattern_section(p)
+        out += _pattern_section(p, (public_reports or {}).get(p["id"], ()))
     return "\n".join(out).rstrip() + "\n"
 
 
-def _pattern_section(p: Mapping[str, Any]) -> List[str]:
+SHOWN_PUBLIC_REPORTS = 3
+
+
+def _pattern_section(p: Mapping[str, Any], reports: Sequence[Mapping[str, Any]] = ()) -> List[str]:
     title = p.get("title") or {}
     out = [f"### {p['id']}", "", f"**{one_line(title.get('zh', ''))}** · {one_line(title.get('en', ''))}", ""]
     facts = [
@@ -157,6 +162,10 @@ def _pattern_section(p: Mapping[str, Any]) -> List[str]:
     references = p.get("references") or []
     if references:
         out.append("- **参考 References**: " + "; ".join(reference_text(r) for r in references))
+    if reports:
+        links = "; ".join(f"[{r['id']}]({r['url']})" for r in reports[:SHOWN_PUBLIC_REPORTS])
+        more = f" (+{len(reports) - SHOWN_PUBLIC_REPORTS})" if len(reports) > SHOWN_PUBLIC_REPORTS else ""
+        out.append(f"- **公开报告 Public reports**: {links}{more}")
     out.append("")
     return out
 
