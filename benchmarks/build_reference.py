@@ -42,6 +42,7 @@ def dev_reports(corpus_dir: pathlib.Path = CORPUS) -> List[Dict[str, Any]]:
                         "title": str(case.get("title") or ""), "phase": str(case["phase"]).lower(),
                         "layer": str(case.get("layer") or ""), "patterns": sorted(patterns),
                         "fix": str(case.get("fix") or ""), "backend": str(case.get("backend") or ""),
+                        "confidence": str(case.get("confidence") or ""),
                         "text": str(case["error_text"])})
     return reports
 

@@ -39,3 +39,15 @@ def test_the_second_labels_name_corpus_reports_and_known_patterns():
             assert phases[pattern] == entry["phase"].lower(), entry["id"]
     result = agreement.agreement()
     assert 0.0 < result["phase"] <= 1.0 and result["both_named"] > 0
+
+
+def test_no_corpus_field_is_cut_short_by_a_yaml_comment():
+    # "fix: PR #123 adds ..." parses as "PR": a plain scalar ends at " #". Such fields must be quoted.
+    import pathlib
+    import re
+
+    corpus = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "corpus"
+    plain = re.compile(r"^[a-z_]+: [^\"'|>\[{&*!\s].* #")
+    cut = [f"{path.name}: {line[:60]}" for path in sorted(corpus.glob("*.yaml"))
+           for line in path.read_text(encoding="utf-8").splitlines() if plain.match(line)]
+    assert not cut, cut[:5]

@@ -330,15 +330,17 @@ SHOWN_REPORTS = 3
 
 def _reports_to_show(evidence: Evidence, reports: list, top: Optional[PatternScore]) -> List[Dict[str, Any]]:
     """The public threads worth reading next: when a pattern matched, the threads that concluded that
-    same cause, most similar first; otherwise the nearest ones, whatever they concluded."""
+    same cause, most similar first; otherwise the nearest ones, whatever they concluded. Threads that
+    reached a conclusion come before those that did not: what fixed them is the point."""
     if top:
         try:
             from npu_graph_skill.diagnose import reference
 
-            reports = reference.similar_reports(_query_text(evidence), SHOWN_REPORTS, pattern=top.pattern.id)
+            reports = reference.similar_reports(_query_text(evidence), reference.NEIGHBOURS, pattern=top.pattern.id)
         except Exception:  # noqa: BLE001 - the list is a help, never a reason to fail a diagnosis
             return []
-    return [r.to_brief() for r in reports[:SHOWN_REPORTS]]
+    ordered = sorted(reports, key=lambda r: not r.concluded)  # stable: similarity order within each group
+    return [r.to_brief() for r in ordered[:SHOWN_REPORTS]]
 
 
 def _with_report_causes(candidates: List[Candidate], reports: list, knowledge: Knowledge, lang: str) -> List[Candidate]:

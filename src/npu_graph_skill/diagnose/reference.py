@@ -3,7 +3,7 @@ evidence of the phase and the cause when no known pattern matches.
 
 The reference index (`knowledge/reference_reports.json`) is built from the dev split of
 `benchmarks/corpus` only (`benchmarks/build_reference.py`): the held-back test reports never enter
-it. It holds each report's id, URL, title, backend, labelled phase and layer, the patterns its thread
+it. It holds each report's id, URL, title, backend, labelled phase and layer, how sure its label is, the patterns its thread
 concluded and what fixed it (the labeller's summary), and a BM25 index of its words — no report
 text. A user's error is compared with those words; the phases and patterns of the closest reports
 are summed, weighted by similarity.
@@ -49,11 +49,12 @@ class SimilarReport(Record):
     score: float
     matched: List[str]
     fix: str = ""  # what fixed it, in the labeller's words
+    concluded: bool = True  # False when the thread did not conclude (the labeller's confidence: low)
 
     def to_brief(self) -> Dict[str, Any]:
         """What a report shows of it."""
         return {"id": self.id, "url": self.url, "title": self.title, "phase": self.phase,
-                "patterns": self.patterns, "fix": self.fix, "score": self.score}
+                "patterns": self.patterns, "fix": self.fix, "concluded": self.concluded, "score": self.score}
 
 
 def build_reference(reports: Iterable[Dict[str, Any]]) -> Dict[str, Any]:
@@ -64,7 +65,7 @@ def build_reference(reports: Iterable[Dict[str, Any]]) -> Dict[str, Any]:
     meta = []
     for report in sorted(reports, key=lambda r: r["id"]):
         index.add(report["id"], {"text": report["text"][:TEXT_CHARS], "title": report.get("title") or ""})
-        meta.append({key: report.get(key) for key in ("id", "url", "title", "phase", "layer", "backend")}
+        meta.append({key: report.get(key) for key in ("id", "url", "title", "phase", "layer", "backend", "confidence")}
                     | {"patterns": sorted(report.get("patterns") or []),
                        "fix": " ".join(str(report.get("fix") or "").split())[:FIX_CHARS]})
     state = index.state()
@@ -107,7 +108,7 @@ def similar_reports(query: str, limit: int = NEIGHBOURS, pattern: Optional[str] 
         out.append(SimilarReport(id=key, url=report.get("url") or "", title=report.get("title") or "",
                                  phase=report["phase"], layer=report.get("layer") or "",
                                  patterns=list(report["patterns"]), score=round(score, 3), matched=rare[:8],
-                                 fix=report.get("fix") or ""))
+                                 fix=report.get("fix") or "", concluded=report.get("confidence") != "low"))
         if len(out) == limit:
             break
     return out

@@ -52,7 +52,7 @@ def render_markdown(d: Diagnosis) -> str:
             out.append(f"- [{r['id']}]({r['url']}) {r['title']} — {phase_name(r['phase'], lang)}"
                        f"{(', ' + ', '.join(r['patterns'])) if r['patterns'] else ''}")
             if r.get("fix"):
-                out.append(f"  - {label('fixed_by', lang)}: {r['fix']}")
+                out.append(f"  - {label('fixed_by' if r.get('concluded', True) else 'not_concluded', lang)}: {r['fix']}")
     if d.drill_down:
         out.append(f"\n### {label('drill_down', lang)}\n")
         for i, step in enumerate(d.drill_down, start=1):
@@ -120,7 +120,8 @@ def render_text(d: Diagnosis, style: Style) -> str:
             out.append(f"  {r['id']} ({concluded}) {r['title']}")
             out.append(style.dim(f"      {r['url']}"))
             if r.get("fix"):
-                out.append(style.dim(f"      {label('fixed_by', lang)}: {r['fix']}"))
+                name = label("fixed_by" if r.get("concluded", True) else "not_concluded", lang)
+                out.append(style.dim(f"      {name}: {r['fix']}"))
     if d.drill_down:
         out.append("")
         out.append(style.bold(label("drill_down", lang)))
