@@ -140,3 +140,15 @@ def test_a_pattern_page_lists_the_public_reports_that_concluded_it():
     out = subprocess.run([sys.executable, "-m", "npu_graph_skill", "patterns", "P-UPD-020", "--lang", "en"],
                          capture_output=True, text=True, check=True).stdout
     assert f"public reports that concluded it ({len(seen)})" in out and seen[0]["url"] in out
+
+
+def test_threads_that_concluded_are_shown_before_those_that_did_not():
+    from npu_graph_skill.diagnose.engine import _reports_to_show
+
+    def report(i, concluded):
+        return reference.SimilarReport(id=i, url=f"https://x/{i}", title=i, phase="replay", layer="L1",
+                                       patterns=[], score=1.0, matched=[], fix="f", concluded=concluded)
+
+    shown = _reports_to_show(None, [report("open", False), report("fixed-a", True), report("fixed-b", True)], None)
+    assert [r["id"] for r in shown] == ["fixed-a", "fixed-b", "open"]
+    assert shown[2]["concluded"] is False
