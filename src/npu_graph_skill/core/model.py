@@ -222,7 +222,7 @@ class Diagnosis(Record):
     drill_down: List[Dict[str, Any]] = dataclasses.field(default_factory=list)
     consequences: List[Dict[str, Any]] = dataclasses.field(default_factory=list)
     pattern_stub: Optional[Dict[str, Any]] = None
-    # public reports like this one: {id, url, title, phase, patterns, fix, score} (diagnose/reference.py)
+    # public reports like this one: {id, url, title, phase, patterns, fix, concluded, score} (diagnose/reference.py)
     similar_reports: List[Dict[str, Any]] = dataclasses.field(default_factory=list)
     evidence_summary: Dict[str, Any] = dataclasses.field(default_factory=dict)
     notes: List[str] = dataclasses.field(default_factory=list)
