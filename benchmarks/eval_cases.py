@@ -32,17 +32,15 @@ sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from corpus_split import MOVED_FILE, hashed_split, moved_to_dev  # noqa: E402
+from shared_data import find_shared_data  # noqa: E402
 
 CORPUS = REPO / "benchmarks" / "corpus"
 CONFIDENCE_BINS = ((0.0, 0.3), (0.3, 0.5), (0.5, 0.8), (0.8, 1.01))
 
 
 def default_cases_dir() -> pathlib.Path:
-    for base in [REPO, *REPO.parents]:
-        candidate = base / "shared" / "data" / "cases"
-        if candidate.is_dir():
-            return candidate
-    return REPO.parent / "shared" / "data" / "cases"
+    shared = find_shared_data()
+    return (shared or REPO.parent / "shared" / "data") / "cases"
 
 
 def expected_patterns() -> Dict[str, List[str]]:

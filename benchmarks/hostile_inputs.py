@@ -16,27 +16,19 @@ import json
 import os
 import pathlib
 import random
+import sys
 from typing import Callable, Dict, List, Optional, Tuple
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from shared_data import find_shared_data  # noqa: E402
 
 # Characters a broken paste carries: brackets, quotes, separators of the line layouts, control
 # and wide characters, digits that look like codes.
 JUNK = ("[](){}<>\"'`\\/|:;=,.-_*+?^$#@!%&~ \t\x00\x07\x1b\x7f\u00a0\u200b\u3000\ufeff\ud7ff"
         "０１２捕获重放图ÿ€0123456789xXeE")
 BRACKETS = ("[", "(", "{", "[[", "((", "[(", "][", ")(", "[]", "()", "\\[", "<")
-
-
-def find_shared_data() -> Optional[pathlib.Path]:
-    explicit = os.environ.get("NPU_GRAPH_SHARED_DATA")
-    if explicit:
-        path = pathlib.Path(explicit)
-        return path if path.is_dir() else None
-    for base in [REPO, *REPO.parents]:
-        candidate = base / "shared" / "data"
-        if candidate.is_dir():
-            return candidate
-    return None
 
 
 def load_seeds(shared: Optional[pathlib.Path] = None) -> List[Tuple[str, str]]:

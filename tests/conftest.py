@@ -25,15 +25,8 @@ def load_benchmark(name: str):
 
 
 def find_shared_data() -> pathlib.Path | None:
-    explicit = os.environ.get("NPU_GRAPH_SHARED_DATA")
-    if explicit:
-        path = pathlib.Path(explicit)
-        return path if path.is_dir() else None
-    for base in [REPO, *REPO.parents]:
-        candidate = base / "shared" / "data"
-        if candidate.is_dir():
-            return candidate
-    return None
+    """../shared/data, as the benchmark scripts find it (benchmarks/shared_data.py)."""
+    return load_benchmark("shared_data").find_shared_data()
 
 
 @pytest.fixture(scope="session")
