@@ -149,6 +149,6 @@ def test_threads_that_concluded_are_shown_before_those_that_did_not():
         return reference.SimilarReport(id=i, url=f"https://x/{i}", title=i, phase="replay", layer="L1",
                                        patterns=[], score=1.0, matched=[], fix="f", concluded=concluded)
 
-    shown = _reports_to_show(None, [report("open", False), report("fixed-a", True), report("fixed-b", True)], None)
+    shown = _reports_to_show([report("open", False), report("fixed-a", True), report("fixed-b", True)])
     assert [r["id"] for r in shown] == ["fixed-a", "fixed-b", "open"]
     assert shown[2]["concluded"] is False

@@ -104,12 +104,14 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
 
     shown = [s for s in ranked if s.score >= MIN_CANDIDATE_SCORE] or ranked[:1]
     candidates = _with_ranked_causes([_candidate(s, evidence, lang) for s in shown[:MAX_CANDIDATES]], knowledge, lang)
-    reports = _similar_reports(evidence)  # what similar public reports concluded
+    query = _query_text(evidence)  # the words that can name a cause, for the similarity searches
+    # The public reports like this one: when a pattern matched, those that concluded it; else the nearest.
+    reports = _similar_reports(query, top.pattern.id if top else None)
     if not top:  # say what the evidence is like, with the low scores it deserves
         if reports:
             _vote_similar_reports(reports, votes)
             phase, _ = decide(votes)
-        similar = _similar_patterns(evidence, phase, {c.id for c in candidates}, lang, MAX_CANDIDATES - len(candidates))
+        similar = _similar_patterns(query, phase, {c.id for c in candidates}, lang, MAX_CANDIDATES - len(candidates))
         if phase == "unknown" and similar:  # no sign of a phase: the phase the nearest known patterns share
             similar = [dataclasses.replace(c, phase=PHASE_OF_FAMILY[c.id.split("-")[1]]) for c in similar]
             votes.extend(Vote(c.phase, c.score, 0, f"its words resemble {c.id}") for c in similar[:3])
@@ -136,7 +138,7 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
         drill_down=drill,
         consequences=[c for c in chain[1:] if c["role"] in ("consequence", "noisy", "later")],
         pattern_stub=None if top else pattern_stub(evidence, phase, layer, error_line),
-        similar_reports=_reports_to_show(evidence, reports, top),
+        similar_reports=_reports_to_show(reports),
         evidence_summary={**_summary(evidence, contexts, chain), "phase_votes": [v.to_dict() for v in votes[:8]]},
         notes=list(evidence.notes),
     )
@@ -298,12 +300,13 @@ REPORT_AFTER = 2  # ... after the input's own best two candidates
 REPORT_SCALE = 0.4  # their score: this times their share of the reports, never a known match
 
 
-def _similar_reports(evidence: Evidence) -> list:
-    """The nearest public reports of the reference index (diagnose/reference.py); none on any failure."""
+def _similar_reports(query: str, pattern: Optional[str]) -> list:
+    """The nearest public reports of the reference index (diagnose/reference.py), or with `pattern`
+    the nearest of those that concluded it; none on any failure."""
     try:
         from npu_graph_skill.diagnose import reference
 
-        return reference.similar_reports(_query_text(evidence))
+        return reference.similar_reports(query, pattern=pattern)
     except Exception:  # noqa: BLE001 - the comparison is a help, never a reason to fail a diagnosis
         return []
 
@@ -328,17 +331,9 @@ def _vote_similar_reports(reports: list, votes: List[Vote]) -> None:
 SHOWN_REPORTS = 3
 
 
-def _reports_to_show(evidence: Evidence, reports: list, top: Optional[PatternScore]) -> List[Dict[str, Any]]:
-    """The public threads worth reading next: when a pattern matched, the threads that concluded that
-    same cause, most similar first; otherwise the nearest ones, whatever they concluded. Threads that
-    reached a conclusion come before those that did not: what fixed them is the point."""
-    if top:
-        try:
-            from npu_graph_skill.diagnose import reference
-
-            reports = reference.similar_reports(_query_text(evidence), reference.NEIGHBOURS, pattern=top.pattern.id)
-        except Exception:  # noqa: BLE001 - the list is a help, never a reason to fail a diagnosis
-            return []
+def _reports_to_show(reports: list) -> List[Dict[str, Any]]:
+    """The public threads worth reading next, most similar first; threads that reached a conclusion
+    come before those that did not: what fixed them is the point."""
     ordered = sorted(reports, key=lambda r: not r.concluded)  # stable: similarity order within each group
     return [r.to_brief() for r in ordered[:SHOWN_REPORTS]]
 
@@ -373,12 +368,11 @@ MIN_SIMILAR_TERMS = 2
 SIMILAR_QUERY_CHARS = 3000
 
 
-def _similar_patterns(evidence: Evidence, phase: str, shown: set, lang: str, limit: int) -> List[Candidate]:
-    """Patterns whose texts resemble the input (the expert's BM25 index), as low-scored candidates of
-    the phase the evidence points to; nothing when the input shares no topic words with them."""
+def _similar_patterns(query: str, phase: str, shown: set, lang: str, limit: int) -> List[Candidate]:
+    """Patterns whose texts resemble the input's `query` words (the expert's BM25 index), as low-scored
+    candidates of the phase the evidence points to; nothing when the input shares no topic words with them."""
     if limit <= 0:
         return []
-    query = _query_text(evidence)
     try:
         from npu_graph_skill.expert.ask import knowledge_index
 

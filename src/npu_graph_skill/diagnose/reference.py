@@ -115,19 +115,20 @@ def similar_reports(query: str, limit: int = NEIGHBOURS, pattern: Optional[str] 
 
 
 def reports_by_pattern() -> Dict[str, List[Dict[str, Any]]]:
-    """Every concluded pattern → its public reports, as `reports_of` gives them."""
+    """Every concluded pattern → the public reports whose thread concluded it ({id, url, title, phase,
+    backend, fix}): NPU reports first, then CUDA-graph analogues, each by id."""
     _, by_id = _load()
-    ids = sorted({p for report in by_id.values() for p in report["patterns"]})
-    return {pattern_id: reports_of(pattern_id) for pattern_id in ids}
+    found: Dict[str, List[Dict[str, Any]]] = {}
+    for report in sorted(by_id.values(), key=lambda r: (r.get("backend") != "npu", r["id"])):
+        brief = {key: report.get(key) for key in ("id", "url", "title", "phase", "backend", "fix")}
+        for pattern_id in report["patterns"]:
+            found.setdefault(pattern_id, []).append(brief)
+    return found
 
 
 def reports_of(pattern_id: str) -> List[Dict[str, Any]]:
-    """The public reports whose thread concluded `pattern_id` ({id, url, title, phase, backend, fix}):
-    NPU reports first, then CUDA-graph analogues, each by id."""
-    _, by_id = _load()
-    found = [report for report in by_id.values() if pattern_id in report["patterns"]]
-    found.sort(key=lambda r: (r.get("backend") != "npu", r["id"]))
-    return [{key: r.get(key) for key in ("id", "url", "title", "phase", "backend", "fix")} for r in found]
+    """The public reports whose thread concluded `pattern_id`, as `reports_by_pattern` orders them."""
+    return reports_by_pattern().get(pattern_id, [])
 
 
 def concluded(reports: List[SimilarReport], key: str) -> List[Tuple[str, float]]:
