@@ -74,6 +74,7 @@ def load_cases(cases_dir: Optional[pathlib.Path], corpus_dir: Optional[pathlib.P
             case["hashed_split"] = "dev" if origin == "shared" else hashed_split(str(case["id"]))
             case["split"] = "dev" if origin == "shared" or case["id"] in moved else case["hashed_split"]
             case["moved"] = case["id"] in moved
+            case.setdefault("backend", "npu")  # the development cases are all torch_npu reports
             cases.append(case)
     return cases
 
@@ -92,7 +93,7 @@ def judge(case: Dict[str, Any], expected: Dict[str, List[str]], text: Optional[s
     top1 = bool(want) and bool(ranked) and ranked[0] in want
     return {
         "id": case["id"], "split": case["split"], "origin": case["origin"], "moved": case["moved"],
-        "input_kind": case.get("input_kind") or "error",
+        "input_kind": case.get("input_kind") or "error", "backend": str(case.get("backend") or "npu"),
         "phase": str(case["phase"]).lower(), "got_phase": report.phase,
         "layer": layer, "got_root_layer": report.root_layer,
         "expected": want, "top3": ranked[:3], "confidence": report.confidence, "novel": report.novel,
@@ -146,7 +147,10 @@ def evaluate(cases_dir: Optional[pathlib.Path] = None, corpus_dir: Optional[path
             continue
         entry = {**summarize(part), "calibration": calibration(part),
                  "by_input_kind": {kind: summarize([r for r in part if r["input_kind"] == kind])
-                                   for kind in sorted({r["input_kind"] for r in part})}}
+                                   for kind in sorted({r["input_kind"] for r in part})},
+                 # the product is for NPU; the CUDA-graph analogues were added where NPU reports ran out
+                 "by_backend": {name: summarize([r for r in part if r["backend"] == name])
+                                for name in sorted({r["backend"] for r in part})}}
         if split == "dev":
             entry["corpus_only"] = summarize([r for r in part if r["origin"] == "corpus"])
         result["splits"][split] = entry
@@ -179,6 +183,8 @@ def report(result: Dict[str, Any], splits: Sequence[str]) -> None:
             _print_summary("corpus only", entry["corpus_only"])
         for kind, s in entry["by_input_kind"].items():
             _print_summary(f"input {kind}", s)
+        for name, s in entry["by_backend"].items():
+            _print_summary(f"backend {name}", s)
         print("  calibration (confidence → share right):  " + "   ".join(
             f"{c['confidence']}: {c['right'] if c['right'] is not None else '-'} of {c['reports']}" for c in entry["calibration"]))
         if split == "test" and "test_with_moved" in result["splits"]:

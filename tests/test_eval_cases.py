@@ -51,3 +51,24 @@ def test_no_corpus_field_is_cut_short_by_a_yaml_comment():
     cut = [f"{path.name}: {line[:60]}" for path in sorted(corpus.glob("*.yaml"))
            for line in path.read_text(encoding="utf-8").splitlines() if plain.match(line)]
     assert not cut, cut[:5]
+
+
+def test_the_figures_are_also_given_by_backend(tmp_path):
+    """NPU reports and CUDA-graph analogues are counted apart: the product is judged on NPU."""
+    import yaml
+
+    corpus, empty = tmp_path / "corpus", tmp_path / "cases"
+    corpus.mkdir()
+    empty.mkdir()
+    texts = {"npu": "RuntimeError: ... error code is 507035", "cuda": "RuntimeError: CUDA error: operation not permitted when stream is capturing"}
+    for number, backend in enumerate(["npu", "cuda", "npu"]):
+        case = {"id": f"r-{number}", "backend": backend, "phase": "Capture", "layer": "L4",
+                "error_text": texts[backend], "expected_patterns": []}
+        (corpus / f"r-{number}.yaml").write_text(yaml.safe_dump(case), encoding="utf-8")
+    result = _eval_module().evaluate(empty, corpus_dir=corpus)
+    for entry in result["splits"].values():
+        by_backend = entry["by_backend"]
+        assert sum(s["cases"] for s in by_backend.values()) == entry["cases"]
+    counted = {name: sum(e["by_backend"].get(name, {"cases": 0})["cases"] for e in result["splits"].values())
+               for name in ("npu", "cuda")}
+    assert counted == {"npu": 2, "cuda": 1}
