@@ -72,3 +72,5 @@ def test_the_figures_are_also_given_by_backend(tmp_path):
     counted = {name: sum(e["by_backend"].get(name, {"cases": 0})["cases"] for e in result["splits"].values())
                for name in ("npu", "cuda")}
     assert counted == {"npu": 2, "cuda": 1}
+    # r-0 and r-1 hash to dev, r-2 to test; no pattern cites them, so all of dev is "not cited"
+    assert result["splits"]["dev"]["not_cited"]["cases"] == result["splits"]["dev"]["cases"] == 2
