@@ -98,6 +98,34 @@ def test_the_loader_refuses_a_catastrophic_matcher_with_its_id(tmp_path, monkeyp
         assert "nested unbounded repeats" in message
 
 
+BROKEN_SIGN = """
+- id: S-999
+  framework: test
+  kind: line
+  regex: 'Capturing (graphs'
+  phase: capture
+  layer: L1
+  weight: 0.2
+  meaning: {en: "a test sign", zh: "测试用"}
+  source: {repo: this/test, path: x.py, line: "1", version: test}
+"""
+
+
+def test_the_loader_refuses_a_broken_context_sign_regex_with_its_id(tmp_path, monkeypatch):
+    """A warm start compiles signs on demand, so the fresh parse must refuse a broken one before caching."""
+    from npu_graph_skill.knowledge.loader import KNOWLEDGE_DIR, build_knowledge
+
+    monkeypatch.setenv("NPU_GRAPH_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "knowledge"
+    shutil.copytree(KNOWLEDGE_DIR, root, ignore=shutil.ignore_patterns("*.py", "__pycache__", "concepts"))
+    build_knowledge(root)
+    with open(root / "context_signs.yaml", "a", encoding="utf-8") as handle:
+        handle.write(BROKEN_SIGN)
+    for _ in range(2):  # refused, and refused again: the broken file was not cached
+        with pytest.raises(KnowledgeError, match=r"S-999: bad regex"):
+            build_knowledge(root)
+
+
 def test_the_message_table_check_refuses_a_catastrophic_or_broken_regex_with_its_id():
     import types
 

@@ -105,6 +105,8 @@ def _fires_on(matcher: Matcher, index: EvidenceIndex) -> Optional[int]:
     if kind == "api":
         return index.apis.get(matcher.name.lower())
     if kind == "frame":
+        if not index.frame_texts:
+            return None  # no traceback: do not compile the regex (start-up)
         regex = matcher.pattern()
         for text, line in index.frame_texts:
             if regex.search(text):

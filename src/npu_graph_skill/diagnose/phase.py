@@ -87,6 +87,8 @@ def _cue_votes(signs: Sequence, cues: Dict[str, List[int]], error_line: int, exp
 
 def _frame_votes(evidence: Evidence, signs: Sequence) -> List[Vote]:
     votes: List[Vote] = []
+    if not evidence.frames:
+        return votes  # nothing to compare: do not compile the signs' regexes (start-up)
     names = {frame.function for frame in evidence.frames}
     for sign in signs:
         if sign.function and sign.function not in names:

@@ -254,8 +254,8 @@ def check_fresh(raw: Dict[str, Any]) -> List[Pattern]:
             expression = str(entry.get(key) or "") if isinstance(entry, dict) else ""
             try:
                 hazard = regex_hazard(expression, re.IGNORECASE) if expression else None
-            except re.error:
-                continue  # parse_context_sign names the broken regex
+            except re.error as exc:  # refused before the file is cached: a warm run compiles signs on demand
+                raise KnowledgeError(f"context_signs.yaml: {entry.get('id')}: bad regex ({exc})") from None
             if hazard:
                 raise KnowledgeError(f"context_signs.yaml: {entry.get('id')}: {key} {expression!r} can backtrack "
                                      f"catastrophically: {hazard}")
@@ -282,7 +282,8 @@ def build_knowledge(root: Path = KNOWLEDGE_DIR, strict: bool = False) -> Knowled
         seen.add(pattern.id)
     constraints = [parse_constraint(c, "constraints.yaml", seen) for c in raw.get("constraints.yaml") or []]
     codes = _codes(root, raw.get(os.path.join("codes", "roles.yaml")) or {})
-    signs = [parse_context_sign(entry, "context_signs.yaml") for entry in raw.get("context_signs.yaml") or []]
+    signs = [parse_context_sign(entry, "context_signs.yaml", compile_regex=strict)
+             for entry in raw.get("context_signs.yaml") or []]
     if len({sign.id for sign in signs}) != len(signs):
         raise KnowledgeError("context_signs.yaml: duplicate sign ids")
     digest = _digest(_yaml_files(root) + [root / "messages.csv"])

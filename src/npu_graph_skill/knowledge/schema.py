@@ -140,7 +140,9 @@ class ContextSign(Record):
         return self._compiled
 
 
-def parse_context_sign(raw: Any, where: str) -> ContextSign:
+def parse_context_sign(raw: Any, where: str, compile_regex: bool = True) -> ContextSign:
+    """One sign, validated; `compile_regex` also compiles its regexes (the loader leaves that to the
+    fresh-parse check, so a warm start compiles only the signs an input can match)."""
     sid = str(raw.get("id", "")) if isinstance(raw, dict) else ""
     where = f"{where}: {sid or '<no id>'}"
     if not SIGN_ID.match(sid):
@@ -170,10 +172,11 @@ def parse_context_sign(raw: Any, where: str) -> ContextSign:
                        source={k: str(v) for k, v in source.items()}, function=str(raw.get("function") or ""),
                        function_regex=str(raw.get("function_regex") or ""), file=str(raw.get("file") or ""),
                        regex=str(raw.get("regex") or ""), when=str(raw.get("when") or "at"))
-    try:
-        sign.compiled()
-    except re.error as exc:
-        raise KnowledgeError(f"{where}: bad regex ({exc})") from None
+    if compile_regex:
+        try:
+            sign.compiled()
+        except re.error as exc:
+            raise KnowledgeError(f"{where}: bad regex ({exc})") from None
     return sign
 
 
