@@ -103,3 +103,31 @@ def test_a_text_sharing_some_words_is_not_the_message():
             "These operators cannot be captured in a graph.")
     report = diagnose(text=text, lang="en")
     assert not any(c.id == "P-CAP-005" and c.score >= 0.5 for c in report.candidates)
+
+
+# SGLang prints "[2026-08-05 00:11:26 DP0 TP3] " before every log line (configure_logger); tqdm
+# redraws its bar with a carriage return, so a copied log has the next line glued to the bar.
+SGLANG_CAPTURE = (
+    "Capturing num tokens (num_tokens=28 avail_mem=9.36 GB):  86%|████████▌ | 43/50 [00:58<00:04,  1.43it/s]"
+    "[2026-08-05 00:11:26 DP0 TP3] ValueError: input tensor must be the same size as output size times world size\n"
+    "[2026-08-05 00:11:26 DP0 TP4] ValueError: input tensor must be the same size as output size times world size\n")
+
+
+def test_an_exception_after_a_sglang_header_and_a_progress_bar_is_the_error():
+    from npu_graph_skill.diagnose.evidence import extract_evidence
+
+    evidence = extract_evidence("sglang serve --tp 16 --dp 2 --enable-dp-attention\n" + SGLANG_CAPTURE)
+    assert [(e.type, e.input_line) for e in evidence.exceptions] == [("ValueError", 3), ("ValueError", 4)]
+    assert evidence.lines[1].endswith("1.43it/s]")  # the bar keeps its own line: the capture progress it shows
+    report = diagnose(text="sglang serve --tp 16\n" + SGLANG_CAPTURE, lang="en")
+    assert report.error.startswith("ValueError: input tensor must be the same size")
+    assert report.phase == "capture"
+
+
+def test_a_bar_that_ends_its_line_or_a_rate_in_prose_is_not_split():
+    from npu_graph_skill.diagnose.evidence import split_lines
+
+    bar = "Capturing CUDA graphs (PIECEWISE): 100%|██████████| 7/7 [00:04<00:00,  1.64it/s]"
+    assert split_lines(bar) == [bar]
+    prose = "throughput fell to 3.2 it/s] with graph mode, from 9 it/s without"
+    assert split_lines(prose) == [prose]

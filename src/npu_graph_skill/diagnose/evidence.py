@@ -57,16 +57,21 @@ VERSION_RES = {
 }
 HARDWARE_RE = re.compile(r"\b(Ascend\s?(?:910|310|950)[A-Z]?\d?|910[BC]\d?|310[PB]\d?|Atlas\s?\d{3}[A-Z]?\s?(?:A[23])?|A[23](?=\s|$|,)|950(?:DT|PR))\b")
 EVENT_FORMATS = ("plog", "pta_error", "cann_ecode", "exception", "npu_g1", "npu_g2", "npu_g3", "torch_py", "c10_warn", "vllm")
+# The end of a tqdm bar ("43/50 [00:58<00:04,  1.43it/s]") with more text right after it.
+TQDM_GLUED_RE = re.compile(r"(?<=it/s\]|s/it\])(?=\S)")
 MARKERS = ("NPUGRAPH", "Capturing ACL graphs", "capture_begin", "capture_end", "aclmdlRI", "Graph capturing finished")
 
 
 def split_lines(text: str) -> List[str]:
     """Physical lines; `\\n` written literally inside a Python tuple repr (`str()` of a two-argument
-    RuntimeError) is a real line break of the message."""
+    RuntimeError) is a real line break of the message, and a log line glued to a progress bar (tqdm
+    redraws its bar with a carriage return, which a copy drops) starts a line of its own."""
     lines: List[str] = []
     for line in unwrap(strip_ansi(text).splitlines()):
         if "\\n" in line and ("[ERROR]" in line or "ERR0" in line or "Traceback" in line):
             lines.extend(line.split("\\n"))
+        elif ("it/s]" in line or "s/it]" in line) and TQDM_GLUED_RE.search(line):
+            lines.extend(TQDM_GLUED_RE.split(line))
         else:
             lines.append(line)
     return lines

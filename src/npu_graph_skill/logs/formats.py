@@ -226,7 +226,7 @@ def parse_line(text: str, year: Optional[int] = None) -> ParsedLine:
                     parsed.time, parsed.timestamp = header[1], header[2]
                 if not parsed.module and parsed.format == "vllm":
                     parsed.module = header[4]
-        parsed.prefix = prefix
+        parsed.prefix = prefix + parsed.prefix  # a layout's own header (SGLang's) follows the worker prefix
         _prefix_ids(parsed, prefix)
         return parsed
     return _parse_body(body, year)
@@ -582,7 +582,7 @@ def _parse_sglang(body: str) -> Optional[ParsedLine]:
     y, mo, d, h, mi, s, tags = match.groups()
     parsed = ParsedLine("vllm", time=f"{y}-{mo}-{d} {h}:{mi}:{s}",
                         timestamp=make_timestamp(int(y), int(mo), int(d), int(h), int(mi), int(s)),
-                        message=body[match.end():])
+                        message=body[match.end():], prefix=body[:match.end()])  # the header is a prefix too
     if tags:
         tp = _TP_RE.search(tags)
         if tp:
