@@ -131,3 +131,28 @@ def test_a_bar_that_ends_its_line_or_a_rate_in_prose_is_not_split():
     assert split_lines(bar) == [bar]
     prose = "throughput fell to 3.2 it/s] with graph mode, from 9 it/s without"
     assert split_lines(prose) == [prose]
+
+
+@pytest.mark.parametrize("line, kind, message", [
+    ("import torch_npu时报错：AttributeError: module 'torch_npu.dynamo.torchair' has no attribute 'get_npu_backend'",
+     "AttributeError", "module 'torch_npu.dynamo.torchair' has no attribute 'get_npu_backend'"),
+    ("The code below results in a `torch.AcceleratorError: CUDA error: capturing stream has unjoined work` error.",
+     "torch.AcceleratorError", "CUDA error: capturing stream has unjoined work"),
+    ("Exception: Capture cuda graph failed: RuntimeError: Cannot call CUDAGeneratorImpl::current_seed during CUDA graph capture.",
+     "Exception", "Capture cuda graph failed: RuntimeError: Cannot call CUDAGeneratorImpl::current_seed during CUDA graph capture."),
+])
+def test_an_exception_quoted_in_a_sentence_or_raised_bare_is_found(line, kind, message):
+    from npu_graph_skill.diagnose.evidence import extract_evidence
+
+    found = extract_evidence(line).exceptions
+    assert [(e.type, e.message) for e in found] == [(kind, message)]
+
+
+@pytest.mark.parametrize("line", [
+    "A ValueError would be raised here if the sizes differed.",  # named, not printed: no colon and message
+    "Error: see the log below",  # a label, not an exception type
+])
+def test_a_sentence_that_only_names_an_exception_is_not_one(line):
+    from npu_graph_skill.diagnose.evidence import extract_evidence
+
+    assert extract_evidence(line).exceptions == []

@@ -23,8 +23,12 @@ from npu_graph_skill.logs.formats import extract_codes, parse_line
 LINE_WINDOW = 4096
 FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"]{1,1000})", line (?P<line>\d{1,9}), in (?P<func>[^\s(]+)')
 EXCEPTION_RE = re.compile(
-    r"^\s*(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Unsupported|Warning)|KeyboardInterrupt))"
+    r"^\s*(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Unsupported|Warning)|KeyboardInterrupt|Exception))"
     r"(?:: ?(?P<msg>.*))?$")
+# An exception quoted inside a sentence ("报错：RuntimeError: ...", "`torch.AcceleratorError: CUDA error: ...`",
+# "- Error Message: RuntimeError: ..."): its type, a colon and a message. Read only where no line starts with one.
+EMBEDDED_EXCEPTION_RE = re.compile(
+    r"(?<![\w.])(?P<type>(?:[A-Za-z_]\w{0,60}\.){0,6}(?:[A-Z]\w{0,60}(?:Error|Exception)|Exception)): ?(?P<msg>[^`\"“”]{3,2000})")
 NPU_CHECK_RE = re.compile(
     r"(?<![\w:~<>()])(?P<func>[\w:~<>()]{1,300}):(?P<file>[^\s:]{1,300}\.(?:cpp|cc|h|hpp|ts|c)):(?P<line>\d{1,9})\s{1,8}"
     r"(?:NPU|OPS|HCCL|DIST) function error: (?P<call>.{1,500}?), error code is (?P<code>\d{1,12})")
@@ -130,6 +134,12 @@ def _exception(evidence: Evidence, body: str, number: int) -> None:
     match = EXCEPTION_RE.match(stripped)
     if match and not stripped.startswith(("During handling", "The above exception")):
         evidence.exceptions.append(ExceptionRecord(type=match["type"], message=(match["msg"] or "")[:2000], input_line=number))
+        return
+    if ("Error" in stripped or "Exception" in stripped) and ": " in stripped:
+        quoted = EMBEDDED_EXCEPTION_RE.search(stripped)
+        if quoted:
+            evidence.exceptions.append(ExceptionRecord(type=quoted["type"], message=quoted["msg"].strip()[:2000],
+                                                       input_line=number))
 
 
 def _raise_sites(evidence: Evidence, body: str, number: int) -> None:
