@@ -156,3 +156,25 @@ def test_a_sentence_that_only_names_an_exception_is_not_one(line):
     from npu_graph_skill.diagnose.evidence import extract_evidence
 
     assert extract_evidence(line).exceptions == []
+
+
+@pytest.mark.parametrize("paste, error", [
+    # a launch command pasted first: the error is what the user says went wrong, not the command
+    ("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --tp 4 \\\n  --enable-piecewise-cuda-graph \\\n"
+     "  --device npu\nThe server fails during capture with the error: operation failed due to a previous error",
+     "The server fails during capture with the error: operation failed due to a previous error"),
+    # vLLM logs a traceback line by line at ERROR: the header and the source lines are not the error
+    ("(Worker_TP0 pid=2019) ERROR 05-12 09:17:24 [multiproc_executor.py:932] WorkerProc hit an exception.\n"
+     "(Worker_TP0 pid=2019) ERROR 05-12 09:17:24 [multiproc_executor.py:932] Traceback (most recent call last):\n"
+     "(Worker_TP0 pid=2019) ERROR 05-12 09:17:24 [multiproc_executor.py:932]     output = func(*args, **kwargs)\n",
+     "WorkerProc hit an exception."),
+    # versions first, then the symptom
+    ("python: 3.11.11\nvllm: 0.10.2\n图模式下推理一直卡住，eager 模式正常", "图模式下推理一直卡住，eager 模式正常"),
+])
+def test_the_error_shown_is_what_went_wrong_not_a_command_or_a_traceback_header(paste, error):
+    assert diagnose(text=paste, lang="en").error == error
+
+
+def test_a_sentence_that_starts_with_a_framework_name_is_still_the_error():
+    paste = "vllm serve Qwen/Qwen3-8B --tp 2\nvLLM fails with an illegal memory access after enabling FULL graphs"
+    assert diagnose(text=paste, lang="en").error == "vLLM fails with an illegal memory access after enabling FULL graphs"

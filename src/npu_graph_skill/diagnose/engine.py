@@ -184,18 +184,36 @@ def error_chain(evidence: Evidence, knowledge: Knowledge) -> List[Dict[str, Any]
 
 def _decisive_line(evidence: Evidence, chain: List[Dict[str, Any]], top: Optional[PatternScore]) -> str:
     if top:
-        for description, line, weight in top.hits:
-            if line and weight > 0 and description.startswith(("message:", "code:")):
-                return evidence.line(line).strip()[:500]
+        hit_lines = [evidence.line(line).strip() for description, line, weight in top.hits
+                     if line and weight > 0 and description.startswith(("message:", "code:"))]
+        # a hit on the launch command (an option the pattern weighs) is not the error the user saw
+        shown = next((line for line in hit_lines if not NOT_A_MESSAGE.match(line)), None)
+        if shown:
+            return shown[:500]
     if chain:
         return chain[0]["text"]
     if evidence.exceptions:
         last = evidence.exceptions[-1]
         return f"{last.type}: {last.message}"[:500]
-    for event in evidence.log_events:
-        if event.level in ("ERROR", "CRITICAL"):
+    for event in evidence.log_events:  # a logged error, not the traceback lines it was logged with
+        if event.level in ("ERROR", "CRITICAL") and not event.message.startswith("  ") and not NOT_A_MESSAGE.match(event.message):
             return event.message[:500]
-    return next((line.strip()[:500] for line in evidence.lines if line.strip()), "")
+    lines = [line.strip() for line in evidence.lines if line.strip()]
+    said = [line for line in lines if not NOT_A_MESSAGE.match(line)]
+    # the user's own words for what went wrong, before a launch command or a version list
+    return next((line for line in said if ERROR_WORDS.search(line)), said[0] if said else lines[0] if lines else "")[:500]
+
+
+# Lines that say nothing as "the error": a traceback header or frame, a source line or caret under a
+# frame, a launch command or one of its continued options, an export, a version or setting line.
+NOT_A_MESSAGE = re.compile(
+    r"(?:Traceback \(most recent call last\)|File \"|[~^]{3,300}|export |--?[\w-]{1,60}(?:[ =]|$)"
+    r"|python\d?(?:\.\d{1,2})?\s{1,4}(?:-m\s|\S{1,200}\.py\b)|torchrun\s|vllm\s{1,4}serve\b|sglang\s{1,4}serve\b"
+    r"|(?:bash|sh|source)\s{1,4}\S{1,200}\.(?:sh|bash)\b|\$\s|#|docker\s{1,4}(?:run|exec)\b)"
+    r"|.{0,300}\\$|[\w.-][\w .-]{0,39}:\s{0,4}v?\d{1,4}(?:\.\w{1,10}){0,4}\s{0,4}$", re.IGNORECASE)
+ERROR_WORDS = re.compile(
+    r"error|exception|fail|fault|abort|crash|killed|hang|timed? ?out|illegal|invalid|not (?:supported|permitted)"
+    r"|out of memory|\bOOM\b|garbled|wrong|报错|错误|失败|异常|卡住|挂死|乱码", re.IGNORECASE)
 
 
 # --------------------------------------------------------------------------------------------
