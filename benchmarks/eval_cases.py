@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
+import re
 import sys
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
@@ -104,14 +105,35 @@ def judge(case: Dict[str, Any], expected: Dict[str, List[str]], text: Optional[s
         "layer_ok": layer[:2] == report.root_layer if layer.startswith("L") else None,
         "top1": top1,
         "top3_hit": bool(want) and any(r in want for r in ranked[:3]),
+        "fix_in_ok": None if fix_in_of(case.get("component")) is None else report.fix_in == fix_in_of(case.get("component")),
         # "right" for calibration: the phase, and the cause where the case names one
         "right": phase_ok and (top1 if want else True),
     }
 
 
+# Where the labelled fix went (the report's `component`: the file or module the fixing change touched),
+# as the diagnosis says it: `fix_in`. Components that name no such place are left out.
+FRAMEWORK_COMPONENT = re.compile(r"^(vllm[_-]ascend|vLLM-Ascend|vllm|vLLM|sglang|SGLang|xllm|tensorrt_llm|dlinfer|lmdeploy"
+                                 r"|vllm_omni|TorchAir|torchair|verl|NPUModelRunner|NPUWorker)\b")
+
+
+def fix_in_of(component: Any) -> Optional[str]:
+    text = str(component or "")
+    if FRAMEWORK_COMPONENT.match(text):
+        return "framework"
+    if text.startswith(("torch_npu", "torch", "aten")):
+        return "torch_npu"  # torch's own code stands for torch_npu's in the CUDA-graph analogues
+    if text.startswith("CANN"):
+        return "cann_driver"
+    if text.startswith(("python", "custom")):
+        return "user_code"
+    return None
+
+
 def summarize(rows: List[Dict[str, Any]]) -> Dict[str, Any]:
     layered = [r for r in rows if r["layer_ok"] is not None]
     with_cause = [r for r in rows if r["expected"]]
+    placed = [r for r in rows if r["fix_in_ok"] is not None]
     n = len(rows) or 1
     return {
         "cases": len(rows),
@@ -122,6 +144,8 @@ def summarize(rows: List[Dict[str, Any]]) -> Dict[str, Any]:
         "top3": round(sum(r["top3_hit"] for r in with_cause) / (len(with_cause) or 1), 3),
         "cause_cases": len(with_cause),
         "no_candidate": round(sum(r["candidates"] == 0 for r in rows) / n, 3),
+        "fix_in": round(sum(r["fix_in_ok"] for r in placed) / (len(placed) or 1), 3),
+        "fix_in_cases": len(placed),
     }
 
 
@@ -187,6 +211,7 @@ def report(result: Dict[str, Any], splits: Sequence[str]) -> None:
             _print_summary("corpus only", entry["corpus_only"])
         if "not_cited" in entry:
             _print_summary("not cited", entry["not_cited"])
+        print(f"  fix goes in        {entry['fix_in']:.3f} right ({entry['fix_in_cases']} reports whose component names where the fix went)")
         for kind, s in entry["by_input_kind"].items():
             _print_summary(f"input {kind}", s)
         for name, s in entry["by_backend"].items():

@@ -178,3 +178,23 @@ def test_the_error_shown_is_what_went_wrong_not_a_command_or_a_traceback_header(
 def test_a_sentence_that_starts_with_a_framework_name_is_still_the_error():
     paste = "vllm serve Qwen/Qwen3-8B --tp 2\nvLLM fails with an illegal memory access after enabling FULL graphs"
     assert diagnose(text=paste, lang="en").error == "vLLM fails with an illegal memory access after enabling FULL graphs"
+
+
+@pytest.mark.parametrize("paste, fix_in", [
+    # the innermost frame outside torch is vLLM-Ascend's: the framework's graph path is where the fix goes
+    ('Traceback (most recent call last):\n'
+     '  File "/home/me/serve.py", line 3, in <module>\n    main()\n'
+     '  File "/usr/local/lib/python3.11/site-packages/vllm_ascend/ops/rotary_embedding.py", line 210, in forward_oot\n'
+     '    cos, sin = self.cos_sin_cache[positions].chunk(2, dim=-1)\n'
+     "ValueError: shapes (7, 64) and (8, 64) do not match", "framework"),
+    # the innermost frame is the user's script: the fix is in the user's code
+    ('Traceback (most recent call last):\n'
+     '  File "/home/me/train.py", line 40, in step\n    loss = model(batch).sum()\n'
+     "AttributeError: 'NoneType' object has no attribute 'sum'", "user_code"),
+    # no traceback, a framework's setting named: the framework (or its settings), not a user script
+    ("With cudagraph_mode FULL_DECODE_ONLY the third request hangs after the first decode step",
+     "framework"),
+])
+def test_a_novel_error_says_whose_code_the_fix_goes_in(paste, fix_in):
+    report = diagnose(text=paste, lang="en")
+    assert report.novel and report.fix_in == fix_in

@@ -99,6 +99,8 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
         phase, _ = decide(votes)
         layer = classify.detected_layer(evidence, messages[0].entry.layer if messages else "")
         root_layer, fix_in = layer, "user_code" if layer == "L1" else "torch_npu" if layer == "L2" else "cann_driver"
+        if layer == "L1" and _raised_in_framework(evidence):  # a serving framework's own code raised it
+            fix_in = "framework"
         if caller_check:  # torch_npu refused the caller's arguments: the fix is in the calling code
             root_layer, fix_in = "L1", "user_code"
 
@@ -180,6 +182,30 @@ def error_chain(evidence: Evidence, knowledge: Knowledge) -> List[Dict[str, Any]
         code_entry = knowledge.codes_for(entry["code"])
         entry["name"] = code_entry[0].name if code_entry else ""
     return ordered
+
+
+# Packages of the serving and compiler frameworks that drive graph mode (their files in a traceback).
+FRAMEWORK_FILE = re.compile(
+    r"[/\\](?:vllm_ascend|vllm_omni|vllm|sglang|xllm|lmdeploy|dlinfer|torchair|tensorrt_llm|verl|mindie\w{0,40})[/\\]")
+LIBRARY_FILE = re.compile(r"[/\\](?:torch|torch_npu|triton|python3\.\d{1,2})[/\\](?!site-packages)|<frozen ")
+
+
+# A framework by name, or by a setting or module only a serving framework has.
+FRAMEWORK_NAME = re.compile(
+    r"\b(?:vllm|sglang|xllm|lmdeploy|dlinfer|mindie|torchair|tensorrt[-_ ]?llm|verl|cudagraph_mode|FULL_DECODE_ONLY"
+    r"|FULL_AND_PIECEWISE|enforce[-_]eager|compilation[-_]config|cudagraph_capture_sizes|cuda[-_]graph[-_](?:max[-_])?bs"
+    r"|disable[-_]cuda[-_]graph|model_runner|graph_runner|speculative[-_]config)", re.IGNORECASE)
+
+
+def _raised_in_framework(evidence: Evidence) -> bool:
+    """The innermost frame outside torch, torch_npu and Python itself is a framework's file, or, with
+    no such frame, the input names a serving framework: the fault is in (or is met by) the framework's
+    graph-mode code or its settings, not a script of the user's."""
+    for frame in reversed(evidence.frames):
+        if LIBRARY_FILE.search(frame.file):
+            continue
+        return bool(FRAMEWORK_FILE.search(frame.file))
+    return any(FRAMEWORK_NAME.search(line) for line in evidence.lines)
 
 
 def _decisive_line(evidence: Evidence, chain: List[Dict[str, Any]], top: Optional[PatternScore]) -> str:
