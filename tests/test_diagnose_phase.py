@@ -114,3 +114,27 @@ def test_votes_of_no_weight_decide_without_failing():
     from npu_graph_skill.diagnose.phase import Vote, decide
 
     assert decide([Vote("capture", 0.0, 3, "a sign of no weight")]) == ("capture", 0.0)
+
+
+def test_a_thinly_decided_phase_names_the_phases_nearly_as_likely():
+    from npu_graph_skill.diagnose.phase import Vote, close_phases
+
+    votes = [Vote("capture", 0.3, 2, "S-033"), Vote("compile", 0.2, 0, "reports"), Vote("replay", 0.1, 0, "reports"),
+             Vote("update", 0.16, 0, "reports")]
+    assert close_phases(votes, "capture") == ["compile", "update"]  # at least half of capture's 0.3; replay is not
+    assert close_phases([Vote("capture", 0.3, 2, "S-033")], "capture") == []
+
+
+def test_a_report_says_which_other_phases_are_possible_and_a_matched_one_names_none():
+    import dataclasses
+    import io
+
+    from npu_graph_skill.core.render import Style
+    from npu_graph_skill.diagnose.report import render_markdown, render_text
+
+    matched = diagnose(text="Cannot run aclop operators during NPU graph capture", lang="en")
+    assert not matched.novel and matched.other_phases == []
+    thin = dataclasses.replace(matched, other_phases=["compile"], novel=True)
+    assert "Phase: Capture (also possible: Compile)" in render_text(thin, Style(io.StringIO()))
+    assert "也可能: 编译阶段" in render_markdown(dataclasses.replace(thin, lang="zh"))
+    assert thin.to_dict()["other_phases"] == ["compile"]

@@ -224,6 +224,8 @@ class Diagnosis(Record):
     pattern_stub: Optional[Dict[str, Any]] = None
     # public reports like this one: {id, url, title, phase, patterns, fix, concluded, score} (diagnose/reference.py)
     similar_reports: List[Dict[str, Any]] = dataclasses.field(default_factory=list)
+    # with no pattern matched: other phases whose evidence weighs at least half the decided one's
+    other_phases: List[str] = dataclasses.field(default_factory=list)
     evidence_summary: Dict[str, Any] = dataclasses.field(default_factory=dict)
     notes: List[str] = dataclasses.field(default_factory=list)
     schema: str = "npu-graph-skill/diagnosis/1"

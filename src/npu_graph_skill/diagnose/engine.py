@@ -14,7 +14,7 @@ from npu_graph_skill.core.model import Candidate, Diagnosis, Evidence
 from npu_graph_skill.core.render import default_lang, pick
 from npu_graph_skill.diagnose import classify, locate
 from npu_graph_skill.diagnose.evidence import FRAME_RE, extract_evidence
-from npu_graph_skill.diagnose.phase import Vote, decide, phase_votes
+from npu_graph_skill.diagnose.phase import Vote, close_phases, decide, phase_votes
 from npu_graph_skill.diagnose.wording import SignatureIndex
 from npu_graph_skill.diagnose.match import (
     KNOWN, EvidenceIndex, MessageHit, PatternScore, match_messages, quoted_lines, rank_patterns,
@@ -141,6 +141,7 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
         consequences=[c for c in chain[1:] if c["role"] in ("consequence", "noisy", "later")],
         pattern_stub=None if top else pattern_stub(evidence, phase, layer, error_line),
         similar_reports=_reports_to_show(reports),
+        other_phases=[] if top or phase == "unknown" else close_phases(votes, phase),
         evidence_summary={**_summary(evidence, contexts, chain), "phase_votes": [v.to_dict() for v in votes[:8]]},
         notes=list(evidence.notes),
     )

@@ -139,13 +139,29 @@ def _literals(sign) -> Optional[List[str]]:
     return _LITERALS[sign.regex]
 
 
+def phase_totals(votes: Sequence[Vote]) -> Dict[str, float]:
+    """Each phase's sum of votes; fallback votes count only when no other sign voted."""
+    totals: Dict[str, float] = {}
+    for vote in [v for v in votes if not v.fallback] or list(votes):
+        totals[vote.phase] = totals.get(vote.phase, 0.0) + vote.weight
+    return totals
+
+
+def close_phases(votes: Sequence[Vote], phase: str, share: float = 0.5) -> List[str]:
+    """Other phases whose votes reach `share` of the decided phase's, most votes first (at most two):
+    what a report says is also possible when it decided on thin evidence."""
+    totals = phase_totals(votes)
+    best = totals.get(phase, 0.0)
+    if best <= 0:
+        return []
+    return [p for p in sorted(totals, key=lambda p: -totals[p]) if p != phase and totals[p] >= share * best][:2]
+
+
 def decide(votes: Sequence[Vote]) -> Tuple[str, float]:
     """(the phase with the largest sum of votes, its share of all votes); ("unknown", 0) with none.
     Fallback votes count only when no other sign voted."""
     counted = [v for v in votes if not v.fallback] or list(votes)
-    totals: Dict[str, float] = {}
-    for vote in counted:
-        totals[vote.phase] = totals.get(vote.phase, 0.0) + vote.weight
+    totals = phase_totals(votes)
     if not totals:
         return "unknown", 0.0
     phase = max(totals, key=lambda p: (totals[p], -min(v.line for v in counted if v.phase == p)))

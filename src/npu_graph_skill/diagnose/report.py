@@ -13,6 +13,14 @@ def _layer(code: str, lang: str) -> str:
     return f"{code} {pick(LAYER_NAMES.get(code, {}), lang)}".strip()
 
 
+def _also(d: Diagnosis, lang: str) -> str:
+    """The phases nearly as likely, when the phase was decided on thin evidence."""
+    if not d.other_phases:
+        return ""
+    names = ", ".join(phase_name(p, lang) for p in d.other_phases)
+    return f" ({'也可能' if lang == 'zh' else 'also possible'}: {names})"
+
+
 def render_markdown(d: Diagnosis) -> str:
     lang = d.lang
     out: List[str] = []
@@ -21,7 +29,7 @@ def render_markdown(d: Diagnosis) -> str:
     out.append(f"## 1. {label('overview', lang)}\n")
     out.append(md_table(["", ""], [
         [label("error", lang), f"`{d.error}`" if d.error else "-"],
-        [label("phase", lang), phase_name(d.phase, lang)],
+        [label("phase", lang), phase_name(d.phase, lang) + _also(d, lang)],
         [label("layer", lang), _layer(d.layer, lang)],
         [label("root_layer", lang), _layer(d.root_layer, lang)],
         [label("fix_in", lang), pick(FIX_IN_NAMES.get(d.fix_in, {}), lang) or d.fix_in],
@@ -83,7 +91,7 @@ def render_text(d: Diagnosis, style: Style) -> str:
     out.append("")
     out.append(style.bold(f"[1] {label('overview', lang)}"))
     out.append(f"  {label('error', lang)}: {d.error or '-'}")
-    out.append(f"  {label('phase', lang)}: {phase_name(d.phase, lang)}    "
+    out.append(f"  {label('phase', lang)}: {phase_name(d.phase, lang)}{_also(d, lang)}    "
                f"{label('layer', lang)}: {_layer(d.layer, lang)}    {label('root_layer', lang)}: {_layer(d.root_layer, lang)}")
     confidence = f"{d.confidence:.2f}"
     if d.novel:

@@ -366,7 +366,7 @@ REPORT_PROMPT = {
            "1. 问题概况（报错原文、阶段、层级、置信度）\n2. 根因分析（直接原因、触发条件、影响范围）\n"
            "3. 修复建议（短期、长期、修改位置）\n4. 验证步骤\n"
            "只写报错文本和诊断结果支持的结论；引用决定性的报错行；源码锚点（仓库 路径:行号@版本）原样保留，不要编造错误码或行号。"
-           "置信度低或诊断标记为新问题时如实说明，并列出待补充材料及收集命令。诊断列出相似的公开报告（similar_reports）时，附上其链接和修复。"
+           "置信度低或诊断标记为新问题时如实说明，并列出待补充材料及收集命令。诊断列出相似的公开报告（similar_reports）时，附上其链接和修复；列出其他可能的阶段（other_phases）时一并说明。"
            "需要更多信息时可调用 diagnose、lookup_error_code、"
            "search_knowledge、analyze_logs 工具。"),
     "en": ("Write a graph-mode diagnosis report from the error and the npu-graph diagnosis below, in four sections:\n"
@@ -375,7 +375,8 @@ REPORT_PROMPT = {
            "State only what the error text and the diagnosis support; quote the decisive lines; keep source anchors "
            "(repo path:line@version) as given and never invent codes or line numbers. When confidence is low or the "
            "diagnosis says novel, say so and list the missing materials with the commands that collect them. When the "
-           "diagnosis lists similar public reports (similar_reports), give their links and what fixed them. Call the "
+           "diagnosis lists similar public reports (similar_reports), give their links and what fixed them; when it names "
+           "other possible phases (other_phases), say so. Call the "
            "diagnose, lookup_error_code, search_knowledge and analyze_logs tools for more."),
 }
 
