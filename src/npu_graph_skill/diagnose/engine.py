@@ -223,12 +223,13 @@ def _decisive_line(evidence: Evidence, chain: List[Dict[str, Any]], top: Optiona
         last = evidence.exceptions[-1]
         return f"{last.type}: {last.message}"[:500]
     for event in evidence.log_events:  # a logged error, not the traceback lines it was logged with
-        if event.level in ("ERROR", "CRITICAL") and not event.message.startswith("  ") and not NOT_A_MESSAGE.match(event.message):
-            return event.message[:500]
+        message = event.message
+        if event.level in ("ERROR", "CRITICAL") and not message.startswith("  ") and not NOT_A_MESSAGE.match(message):
+            return message[:500]
     lines = [line.strip() for line in evidence.lines if line.strip()]
-    said = [line for line in lines if not NOT_A_MESSAGE.match(line)]
+    said = [line for line in lines if not NOT_A_MESSAGE.match(line)] or lines
     # the user's own words for what went wrong, before a launch command or a version list
-    return next((line for line in said if ERROR_WORDS.search(line)), said[0] if said else lines[0] if lines else "")[:500]
+    return next((line for line in said if ERROR_WORDS.search(line)), said[0] if said else "")[:500]
 
 
 # Lines that say nothing as "the error": a traceback header or frame, a source line or caret under a
