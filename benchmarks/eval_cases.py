@@ -14,10 +14,11 @@ For each case the diagnosis reads `error_text` (what the reporter pasted) and is
 what the thread concluded: the phase, the root-cause layer and the expected cause (the case's
 `expected_patterns` and the patterns that list the case among their examples). Cases of phase
 Performance belong to `npu-graph perf` and are left out. Also printed: how often a report comes
-back with no candidate at all, the dev figures of the reports no pattern cites as an example (closer
-to what an unseen report gets), the figures by kind of input (error line / long log / prose only) and
-by backend (NPU or CUDA-graph analogue), a calibration table (how often reports of each confidence are right) and, with --perturb, how
-stable phase and top pattern stay when each case is wrapped, prefixed, renumbered, coloured,
+back with no candidate at all, the phase counted also where the report names it as possible, where
+the fix goes (against the report's `component`), the dev figures of the reports no pattern cites as
+an example (closer to what an unseen report gets), the figures by kind of input (error line / long
+log / prose only) and by backend (NPU or CUDA-graph analogue), a calibration table (how often
+reports of each confidence are right) and, with --perturb, how stable phase and top pattern stay when each case is wrapped, prefixed, renumbered, coloured,
 surrounded by prose, cut or given CRLF line ends (benchmarks/perturb.py).
 """
 from __future__ import annotations
@@ -93,6 +94,7 @@ def judge(case: Dict[str, Any], expected: Dict[str, List[str]], text: Optional[s
     layer = str(case.get("layer") or "")
     phase_ok = report.phase == str(case["phase"]).lower()
     top1 = bool(want) and bool(ranked) and ranked[0] in want
+    fix_in = fix_in_of(case.get("component"))
     return {
         "id": case["id"], "split": case["split"], "origin": case["origin"], "moved": case["moved"],
         "input_kind": case.get("input_kind") or "error", "backend": str(case.get("backend") or "npu"),
@@ -107,7 +109,7 @@ def judge(case: Dict[str, Any], expected: Dict[str, List[str]], text: Optional[s
         "layer_ok": layer[:2] == report.root_layer if layer.startswith("L") else None,
         "top1": top1,
         "top3_hit": bool(want) and any(r in want for r in ranked[:3]),
-        "fix_in_ok": None if fix_in_of(case.get("component")) is None else report.fix_in == fix_in_of(case.get("component")),
+        "fix_in_ok": None if fix_in is None else report.fix_in == fix_in,
         # "right" for calibration: the phase, and the cause where the case names one
         "right": phase_ok and (top1 if want else True),
     }

@@ -61,9 +61,10 @@ def test_the_figures_are_also_given_by_backend(tmp_path):
     corpus.mkdir()
     empty.mkdir()
     texts = {"npu": "RuntimeError: ... error code is 507035", "cuda": "RuntimeError: CUDA error: operation not permitted when stream is capturing"}
+    components = ["vllm_ascend/worker/model_runner_v1.py", None, "CANN runtime"]
     for number, backend in enumerate(["npu", "cuda", "npu"]):
         case = {"id": f"r-{number}", "backend": backend, "phase": "Capture", "layer": "L4",
-                "error_text": texts[backend], "expected_patterns": []}
+                "error_text": texts[backend], "expected_patterns": [], "component": components[number]}
         (corpus / f"r-{number}.yaml").write_text(yaml.safe_dump(case), encoding="utf-8")
     result = _eval_module().evaluate(empty, corpus_dir=corpus)
     for entry in result["splits"].values():
@@ -74,3 +75,7 @@ def test_the_figures_are_also_given_by_backend(tmp_path):
     assert counted == {"npu": 2, "cuda": 1}
     # r-0 and r-1 hash to dev, r-2 to test; no pattern cites them, so all of dev is "not cited"
     assert result["splits"]["dev"]["not_cited"]["cases"] == result["splits"]["dev"]["cases"] == 2
+    # where the fix went is scored only where the component names it (r-1 names none)
+    assert result["splits"]["dev"]["fix_in_cases"] == 1 and result["splits"]["test"]["fix_in_cases"] == 1
+    rows = {r["id"]: r for r in result["rows"]}
+    assert rows["r-1"]["fix_in_ok"] is None and rows["r-0"]["phase_shown"] >= rows["r-0"]["phase_ok"]
