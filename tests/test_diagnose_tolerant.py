@@ -198,3 +198,18 @@ def test_a_sentence_that_starts_with_a_framework_name_is_still_the_error():
 def test_a_novel_error_says_whose_code_the_fix_goes_in(paste, fix_in):
     report = diagnose(text=paste, lang="en")
     assert report.novel and report.fix_in == fix_in
+
+
+def test_the_frame_where_code_called_in_skips_torch_triton_and_python_itself():
+    from npu_graph_skill.diagnose import locate
+    from npu_graph_skill.diagnose.evidence import extract_evidence
+
+    evidence = extract_evidence(
+        'Traceback (most recent call last):\n'
+        '  File "/usr/lib/python3.11/site-packages/sglang/srt/model_executor/cuda_graph_runner.py", line 90, in capture\n'
+        '  File "/usr/lib/python3.11/site-packages/torch/cuda/graphs.py", line 180, in __exit__\n'
+        '  File "/usr/lib/python3.11/site-packages/triton/runtime/jit.py", line 600, in run\n'
+        '  File "/usr/lib/python3.11/threading.py", line 1045, in _bootstrap_inner\n'
+        "RuntimeError: operation not permitted when stream is capturing\n")
+    frame = locate.user_frame(evidence)
+    assert frame.function == "capture" and locate.framework_frame(frame)

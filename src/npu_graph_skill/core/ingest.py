@@ -177,8 +177,6 @@ def _decode_stream(source: TextSource, handle: IO[bytes], max_line: int, ansi: b
         if count == 0:
             raise InputError(note) from None
         source.notes.append(note)
-    except IsADirectoryError:
-        raise InputError(f"{source.name}: is a directory, expected a file") from None
     except OSError as exc:
         raise InputError(describe_os_error(source.name, exc)) from None
 

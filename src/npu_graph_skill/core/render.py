@@ -36,6 +36,7 @@ LABELS: Dict[str, Dict[str, str]] = {
     "similar_reports": {"en": "Similar public reports (what fixed them)", "zh": "相似的公开报告（及其修复）"},
     "fixed_by": {"en": "fixed by", "zh": "修复"},
     "not_concluded": {"en": "not concluded, so far", "zh": "尚无定论，目前"},
+    "also_possible": {"en": "also possible", "zh": "也可能"},
     "novel": {"en": "No known pattern fits: this looks new", "zh": "未匹配到已知模式：疑似新问题"},
     "stub": {"en": "Pattern stub to start from", "zh": "可作为新模式起点的草稿"},
     "notes": {"en": "Notes", "zh": "说明"},

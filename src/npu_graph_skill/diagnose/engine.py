@@ -85,6 +85,7 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
     top = ranked[0] if ranked and ranked[0].score >= KNOWN else None
 
     votes = phase_votes(evidence, knowledge.signs, cues, messages, index.flow, _error_line_number(evidence, root_line))
+    caller_check = internal_check = None  # torch_npu checks that decide the fix when no pattern matched
     if top:
         pattern = top.pattern
         phase, root_layer, fix_in = pattern.phase, pattern.root_layer, pattern.fix_in
@@ -133,7 +134,7 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
         lang=lang, error=error_line, phase=phase, layer=layer, root_layer=root_layer, fix_in=fix_in,
         confidence=confidence, novel=top is None, candidates=candidates,
         root_cause=_root_cause(pattern, lang, phase, messages, votes),
-        fix=_fix(pattern, lang, evidence, caller_check if not top else None, internal_check if not top else None),
+        fix=_fix(pattern, lang, evidence, caller_check, internal_check),
         verification=list(pick(pattern.verification, lang)) if pattern else _generic_verification(lang),
         missing=locate.missing_materials(evidence, lang, text, thorough=confidence < 0.8, provided=provided),
         anchors=pattern.anchor_strings() if pattern else [m.entry.raise_site() for m in messages[:3]],
@@ -185,12 +186,6 @@ def error_chain(evidence: Evidence, knowledge: Knowledge) -> List[Dict[str, Any]
     return ordered
 
 
-# Packages of the serving and compiler frameworks that drive graph mode (their files in a traceback).
-FRAMEWORK_FILE = re.compile(
-    r"[/\\](?:vllm_ascend|vllm_omni|vllm|sglang|xllm|lmdeploy|dlinfer|torchair|tensorrt_llm|verl|mindie\w{0,40})[/\\]")
-LIBRARY_FILE = re.compile(r"[/\\](?:torch|torch_npu|triton|python3\.\d{1,2})[/\\](?!site-packages)|<frozen ")
-
-
 # A framework by name, or by a setting or module only a serving framework has.
 FRAMEWORK_NAME = re.compile(
     r"\b(?:vllm|sglang|xllm|lmdeploy|dlinfer|mindie|torchair|tensorrt[-_ ]?llm|verl|cudagraph_mode|FULL_DECODE_ONLY"
@@ -199,13 +194,12 @@ FRAMEWORK_NAME = re.compile(
 
 
 def _raised_in_framework(evidence: Evidence) -> bool:
-    """The innermost frame outside torch, torch_npu and Python itself is a framework's file, or, with
-    no such frame, the input names a serving framework: the fault is in (or is met by) the framework's
-    graph-mode code or its settings, not a script of the user's."""
-    for frame in reversed(evidence.frames):
-        if LIBRARY_FILE.search(frame.file):
-            continue
-        return bool(FRAMEWORK_FILE.search(frame.file))
+    """The innermost frame outside torch and Python is a framework's file, or, with no such frame, the
+    input names a serving framework: the fault is in (or is met by) the framework's graph-mode code or
+    its settings, not a script of the user's."""
+    frame = locate.user_frame(evidence)
+    if frame:
+        return locate.framework_frame(frame)
     return any(FRAMEWORK_NAME.search(line) for line in evidence.lines)
 
 

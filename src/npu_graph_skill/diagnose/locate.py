@@ -10,18 +10,24 @@ from npu_graph_skill.core.model import Evidence, Frame, MissingMaterial
 from npu_graph_skill.diagnose.match import MessageHit
 from npu_graph_skill.knowledge.loader import Knowledge
 
-FRAMEWORK_PATHS = re.compile(r"vllm|sglang|torchair|xpu_graph|mindie|lmdeploy|llama", re.IGNORECASE)
+# Packages of the serving and compiler frameworks that drive graph mode, as directories of a frame's file.
+FRAMEWORK_PATHS = re.compile(r"[/\\](?:vllm_ascend|vllm_omni|vllm|sglang|xllm|lmdeploy|dlinfer|torchair|tensorrt_llm"
+                             r"|verl|xpu_graph|llama_cpp|mindie\w{0,40})[/\\]", re.IGNORECASE)
 TORCH_NPU_FRAME = re.compile(r"torch_npu[/\\]")
+# torch, torch_npu, triton and Python's own modules: a frame there is not where anyone's code called in
+LIBRARY_FRAME = re.compile(r"[/\\](?:torch|torch_npu|triton)[/\\]|[/\\]python3\.\d{1,2}[/\\](?!site-packages|dist-packages)"
+                           r"|<frozen |threading\.py")
 
 
 def user_frame(evidence: Evidence) -> Optional[Frame]:
-    """The innermost frame outside torch / torch_npu / the standard library: where the user's or the
-    framework's code called into graph mode."""
-    for frame in reversed(evidence.frames):
-        if TORCH_NPU_FRAME.search(frame.file) or "/torch/" in frame.file or "threading.py" in frame.file:
-            continue
-        return frame
-    return None
+    """The innermost frame outside torch / torch_npu / triton / the standard library: where the user's or
+    the framework's code called into graph mode."""
+    return next((frame for frame in reversed(evidence.frames) if not LIBRARY_FRAME.search(frame.file)), None)
+
+
+def framework_frame(frame: Frame) -> bool:
+    """The frame is a serving or compiler framework's file, not the user's own code."""
+    return bool(FRAMEWORK_PATHS.search(frame.file))
 
 
 def drill_down(evidence: Evidence, messages: List[MessageHit], knowledge: Knowledge) -> List[Dict[str, Any]]:
@@ -29,7 +35,7 @@ def drill_down(evidence: Evidence, messages: List[MessageHit], knowledge: Knowle
     steps: List[Dict[str, Any]] = []
     frame = user_frame(evidence)
     if frame:
-        kind = "framework" if FRAMEWORK_PATHS.search(frame.file) else "user code"
+        kind = "framework" if framework_frame(frame) else "user code"
         steps.append({"layer": "L1", "kind": kind, "where": f"{frame.file}:{frame.line}", "function": frame.function,
                       "code": frame.code})
     for frame in evidence.frames:

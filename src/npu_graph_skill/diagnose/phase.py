@@ -139,12 +139,21 @@ def _literals(sign) -> Optional[List[str]]:
     return _LITERALS[sign.regex]
 
 
-def phase_totals(votes: Sequence[Vote]) -> Dict[str, float]:
-    """Each phase's sum of votes; fallback votes count only when no other sign voted."""
+def _counted(votes: Sequence[Vote]) -> List[Vote]:
+    """Fallback votes (settings) count only when no other sign voted."""
+    return [v for v in votes if not v.fallback] or list(votes)
+
+
+def _sums(counted: Sequence[Vote]) -> Dict[str, float]:
     totals: Dict[str, float] = {}
-    for vote in [v for v in votes if not v.fallback] or list(votes):
+    for vote in counted:
         totals[vote.phase] = totals.get(vote.phase, 0.0) + vote.weight
     return totals
+
+
+def phase_totals(votes: Sequence[Vote]) -> Dict[str, float]:
+    """Each phase's sum of the votes that count."""
+    return _sums(_counted(votes))
 
 
 def close_phases(votes: Sequence[Vote], phase: str, share: float = 0.5) -> List[str]:
@@ -160,8 +169,8 @@ def close_phases(votes: Sequence[Vote], phase: str, share: float = 0.5) -> List[
 def decide(votes: Sequence[Vote]) -> Tuple[str, float]:
     """(the phase with the largest sum of votes, its share of all votes); ("unknown", 0) with none.
     Fallback votes count only when no other sign voted."""
-    counted = [v for v in votes if not v.fallback] or list(votes)
-    totals = phase_totals(votes)
+    counted = _counted(votes)
+    totals = _sums(counted)
     if not totals:
         return "unknown", 0.0
     phase = max(totals, key=lambda p: (totals[p], -min(v.line for v in counted if v.phase == p)))

@@ -18,7 +18,7 @@ def _also(d: Diagnosis, lang: str) -> str:
     if not d.other_phases:
         return ""
     names = ", ".join(phase_name(p, lang) for p in d.other_phases)
-    return f" ({'也可能' if lang == 'zh' else 'also possible'}: {names})"
+    return f" ({label('also_possible', lang)}: {names})"
 
 
 def render_markdown(d: Diagnosis) -> str:

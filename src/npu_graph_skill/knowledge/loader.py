@@ -19,7 +19,6 @@ from npu_graph_skill import __version__
 from npu_graph_skill.core.files import atomic_write
 from npu_graph_skill.core.model import Record
 from npu_graph_skill.knowledge.prefilter import required_literals
-from npu_graph_skill.knowledge.regex_safety import regex_hazard
 from npu_graph_skill.knowledge.schema import (
     Constraint, ContextSign, KnowledgeError, Pattern, check_matcher_regex, parse_constraint, parse_context_sign,
     parse_pattern, refuse_unsafe_regex,
@@ -252,13 +251,8 @@ def check_fresh(raw: Dict[str, Any]) -> List[Pattern]:
     for entry in raw.get("context_signs.yaml") or []:
         for key in ("regex", "function_regex", "file"):
             expression = str(entry.get(key) or "") if isinstance(entry, dict) else ""
-            try:
-                hazard = regex_hazard(expression, re.IGNORECASE) if expression else None
-            except re.error as exc:  # refused before the file is cached: a warm run compiles signs on demand
-                raise KnowledgeError(f"context_signs.yaml: {entry.get('id')}: bad regex ({exc})") from None
-            if hazard:
-                raise KnowledgeError(f"context_signs.yaml: {entry.get('id')}: {key} {expression!r} can backtrack "
-                                     f"catastrophically: {hazard}")
+            if expression:  # refused before the file is cached: a warm run compiles signs on demand
+                refuse_unsafe_regex(f"context_signs.yaml: {entry.get('id')}", expression, key)
     return patterns
 
 
