@@ -78,4 +78,4 @@ def test_the_figures_are_also_given_by_backend(tmp_path):
     # where the fix went is scored only where the component names it (r-1 names none)
     assert result["splits"]["dev"]["fix_in_cases"] == 1 and result["splits"]["test"]["fix_in_cases"] == 1
     rows = {r["id"]: r for r in result["rows"]}
-    assert rows["r-1"]["fix_in_ok"] is None and rows["r-0"]["phase_shown"] >= rows["r-0"]["phase_ok"]
+    assert rows["r-1"]["fix_in_ok"] is None and isinstance(rows["r-0"]["fix_in_ok"], bool)
