@@ -121,15 +121,23 @@ FRAMEWORK_COMPONENT = re.compile(r"^(vllm[_-]ascend|vLLM-Ascend|vllm|vLLM|sglang
                                  r"|vllm_omni|TorchAir|torchair|verl|NPUModelRunner|NPUWorker)\b")
 
 
+OPERATOR_COMPONENT = re.compile(r"^(op[-_]plugin|sgl[-_]kernel\w*)\b")
+
+
 def fix_in_of(component: Any) -> Optional[str]:
+    """Where a report's fix went, from its `component` (a path or module); None when it says too little."""
     text = str(component or "")
+    if text.startswith("python/"):  # a repository's Python package folder (SGLang's python/sglang/...)
+        text = text[len("python/"):]
     if FRAMEWORK_COMPONENT.match(text):
         return "framework"
+    if OPERATOR_COMPONENT.match(text):
+        return "op_plugin"
     if text.startswith(("torch_npu", "torch", "aten")):
         return "torch_npu"  # torch's own code stands for torch_npu's in the CUDA-graph analogues
     if text.startswith("CANN"):
         return "cann_driver"
-    if text.startswith(("python", "custom")):
+    if text.startswith("custom"):  # the user's own custom op
         return "user_code"
     return None
 

@@ -2,6 +2,7 @@
 in the top 3 for ≥ 0.85)."""
 from __future__ import annotations
 
+import pytest
 from conftest import load_benchmark
 
 
@@ -79,3 +80,16 @@ def test_the_figures_are_also_given_by_backend(tmp_path):
     assert result["splits"]["dev"]["fix_in_cases"] == 1 and result["splits"]["test"]["fix_in_cases"] == 1
     rows = {r["id"]: r for r in result["rows"]}
     assert rows["r-1"]["fix_in_ok"] is None and isinstance(rows["r-0"]["fix_in_ok"], bool)
+
+
+@pytest.mark.parametrize("component, fix_in", [
+    ("python/sglang/srt/model_executor/cuda_graph_runner.py (replay padding)", "framework"),  # SGLang's repository layout
+    ("vllm_ascend/worker/model_runner_v1.py", "framework"),
+    ("op-plugin Meta registration of npu_matmul", "op_plugin"),
+    ("torch_npu/csrc/core/npu/NPUGraph.cpp", "torch_npu"),
+    ("custom op registered through torch.library.Library without Meta", "user_code"),
+    ("python", None),  # says too little to be scored
+    ("DeepSeek-V4.1 model (three auxiliary attention layers)", None),
+])
+def test_the_fix_location_of_a_report_is_read_from_its_component(component, fix_in):
+    assert _eval_module().fix_in_of(component) == fix_in
