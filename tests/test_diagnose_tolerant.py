@@ -194,10 +194,35 @@ def test_a_sentence_that_starts_with_a_framework_name_is_still_the_error():
     # no traceback, a framework's setting named: the framework (or its settings), not a user script
     ("With cudagraph_mode FULL_DECODE_ONLY the third request hangs after the first decode step",
      "framework"),
+    # no traceback and no script of the user's: graph mode is driven by a framework's code
+    ("After warm-up, the captured graph for batch size 8 returns the tokens of another request once the batch "
+     "is padded.", "framework"),
+    # near miss: the same words under the user's own capture code
+    ("g = torch.npu.NPUGraph()\nwith torch.npu.graph(g):\n    out = model(static_x)\nAfter warm-up, the captured "
+     "graph for batch size 8 returns the tokens of another request once the batch is padded.", "user_code"),
+    # a C++ check raised in op-plugin's kernels: the operator layer, not torch_npu's core
+    ("RuntimeError: group_list must be a 1D tensor of int64 values\nException raised from npu_grouped_matmul at "
+     "/usr1/op-plugin/op_plugin/ops/opapi/GroupedMatmulKernelNpuOpApi.cpp:88 (most recent call first):", "op_plugin"),
 ])
 def test_a_novel_error_says_whose_code_the_fix_goes_in(paste, fix_in):
     report = diagnose(text=paste, lang="en")
     assert report.novel and report.fix_in == fix_in
+
+
+CAPTURE_REFUSED = "RuntimeError: operation not permitted when stream is capturing"
+
+
+@pytest.mark.parametrize("frames, fix_in", [
+    # the code that captured is vLLM-Ascend's model runner: the pattern's "your capture code" is the framework's
+    ('  File "/usr/local/lib/python3.11/site-packages/vllm_ascend/worker/model_runner_v1.py", line 2100, in _capture_model\n'
+     '    self._dummy_run(num_tokens)\n', "framework"),
+    # the user's own benchmark script captured: the pattern's fix location stands
+    ('  File "/home/me/bench.py", line 30, in <module>\n    out = model(static_x)\n', "user_code"),
+])
+def test_a_known_pattern_fixed_in_the_capturing_code_names_whose_code_captured(frames, fix_in):
+    report = diagnose(text=f"Traceback (most recent call last):\n{frames}{CAPTURE_REFUSED}", lang="en")
+    assert report.candidates[0].id == "P-CAP-001" and not report.novel
+    assert report.fix_in == fix_in
 
 
 def test_the_frame_where_code_called_in_skips_torch_triton_and_python_itself():

@@ -71,8 +71,8 @@ def detected_layer(evidence: Evidence, message_layer: str = "") -> str:
         return "L4"
     if message_layer:
         return message_layer
+    if any("op_plugin" in site.file or "OpApi" in site.file for site in evidence.raise_sites):
+        return "L3"  # a C++ check raised in op-plugin's kernels is the operator layer's, not torch_npu's core
     if any(site.kind in ("cpp_exception", "assert") for site in evidence.raise_sites):
         return "L2"
-    if any("op_plugin" in site.file or "OpApi" in site.file for site in evidence.raise_sites):
-        return "L3"
     return "L1"
