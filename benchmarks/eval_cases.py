@@ -17,7 +17,8 @@ Performance belong to `npu-graph perf` and are left out. Also printed: how often
 back with no candidate at all, the phase counted also where the report names it as possible, where
 the fix goes (against the report's `component`), the dev figures of the reports no pattern cites as
 an example (closer to what an unseen report gets), the figures by kind of input (error line / long
-log / prose only) and by backend (NPU or CUDA-graph analogue), a calibration table (how often
+log / prose only), by backend (NPU or CUDA-graph analogue) and by how sure the thread was of its
+conclusion (the label's confidence: high, medium, low), a calibration table (how often
 reports of each confidence are right) and, with --perturb, how stable phase and top pattern stay when each case is wrapped, prefixed, renumbered, coloured,
 surrounded by prose, cut or given CRLF line ends (benchmarks/perturb.py).
 """
@@ -98,6 +99,8 @@ def judge(case: Dict[str, Any], expected: Dict[str, List[str]], text: Optional[s
     return {
         "id": case["id"], "split": case["split"], "origin": case["origin"], "moved": case["moved"],
         "input_kind": case.get("input_kind") or "error", "backend": str(case.get("backend") or "npu"),
+        # how sure the thread was of its conclusion (the label's confidence); the shared cases are worked examples
+        "label": str(case.get("confidence") or "high"),
         "cited": case["id"] in expected,  # a pattern lists it among its examples: knowledge was written from it
         "phase": str(case["phase"]).lower(), "got_phase": report.phase,
         "layer": layer, "got_root_layer": report.root_layer,
@@ -189,7 +192,10 @@ def evaluate(cases_dir: Optional[pathlib.Path] = None, corpus_dir: Optional[path
                                    for kind in sorted({r["input_kind"] for r in part})},
                  # the product is for NPU; the CUDA-graph analogues were added where NPU reports ran out
                  "by_backend": {name: summarize([r for r in part if r["backend"] == name])
-                                for name in sorted({r["backend"] for r in part})}}
+                                for name in sorted({r["backend"] for r in part})},
+                 # a thread that did not conclude gives a label that is a guess: read the figures of the sure ones beside
+                 "by_label": {sure: summarize([r for r in part if r["label"] == sure])
+                              for sure in ("high", "medium", "low") if any(r["label"] == sure for r in part)}}
         if split == "dev":
             entry["corpus_only"] = summarize([r for r in part if r["origin"] == "corpus"])
             # the dev reports no pattern cites: closer to what an unseen report gets than all of dev
@@ -229,6 +235,8 @@ def report(result: Dict[str, Any], splits: Sequence[str]) -> None:
             _print_summary(f"input {kind}", s)
         for name, s in entry["by_backend"].items():
             _print_summary(f"backend {name}", s)
+        for sure, s in entry["by_label"].items():
+            _print_summary(f"label {sure}", s)
         print("  calibration (confidence → share right):  " + "   ".join(
             f"{c['confidence']}: {c['right'] if c['right'] is not None else '-'} of {c['reports']}" for c in entry["calibration"]))
         if split == "test" and "test_with_moved" in result["splits"]:

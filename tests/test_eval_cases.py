@@ -54,8 +54,9 @@ def test_no_corpus_field_is_cut_short_by_a_yaml_comment():
     assert not cut, cut[:5]
 
 
-def test_the_figures_are_also_given_by_backend(tmp_path):
-    """NPU reports and CUDA-graph analogues are counted apart: the product is judged on NPU."""
+def test_the_figures_are_also_given_by_backend_and_by_label(tmp_path):
+    """NPU reports and CUDA-graph analogues are counted apart (the product is judged on NPU), and so are
+    the reports by how sure their thread was."""
     import yaml
 
     corpus, empty = tmp_path / "corpus", tmp_path / "cases"
@@ -63,9 +64,11 @@ def test_the_figures_are_also_given_by_backend(tmp_path):
     empty.mkdir()
     texts = {"npu": "RuntimeError: ... error code is 507035", "cuda": "RuntimeError: CUDA error: operation not permitted when stream is capturing"}
     components = ["vllm_ascend/worker/model_runner_v1.py", None, "CANN runtime"]
+    labels = ["high", "low", None]  # a report without a confidence counts as a sure one
     for number, backend in enumerate(["npu", "cuda", "npu"]):
         case = {"id": f"r-{number}", "backend": backend, "phase": "Capture", "layer": "L4",
-                "error_text": texts[backend], "expected_patterns": [], "component": components[number]}
+                "error_text": texts[backend], "expected_patterns": [], "component": components[number],
+                **({"confidence": labels[number]} if labels[number] else {})}
         (corpus / f"r-{number}.yaml").write_text(yaml.safe_dump(case), encoding="utf-8")
     result = _eval_module().evaluate(empty, corpus_dir=corpus)
     for entry in result["splits"].values():
@@ -74,6 +77,9 @@ def test_the_figures_are_also_given_by_backend(tmp_path):
     counted = {name: sum(e["by_backend"].get(name, {"cases": 0})["cases"] for e in result["splits"].values())
                for name in ("npu", "cuda")}
     assert counted == {"npu": 2, "cuda": 1}
+    # and by how sure each thread was: r-0 high and r-1 low in dev, r-2 (no confidence) high in test
+    assert {sure: s["cases"] for sure, s in result["splits"]["dev"]["by_label"].items()} == {"high": 1, "low": 1}
+    assert {sure: s["cases"] for sure, s in result["splits"]["test"]["by_label"].items()} == {"high": 1}
     # r-0 and r-1 hash to dev, r-2 to test; no pattern cites them, so all of dev is "not cited"
     assert result["splits"]["dev"]["not_cited"]["cases"] == result["splits"]["dev"]["cases"] == 2
     # where the fix went is scored only where the component names it (r-1 names none)
