@@ -102,7 +102,7 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
         phase, _ = decide(votes)
         layer = classify.detected_layer(evidence, messages[0].entry.layer if messages else "")
         root_layer, fix_in = layer, FIX_IN_OF_LAYER.get(layer, "cann_driver")
-        if layer == "L1" and _framework_drives_graphs(evidence):  # a serving framework's own code raised it
+        if layer == "L1" and _framework_drives_graphs(evidence):  # a serving framework, not the user, drives graph mode here
             fix_in = "framework"
         if caller_check:  # torch_npu refused the caller's arguments: the fix is in the calling code
             root_layer, fix_in = "L1", "user_code"
