@@ -140,6 +140,11 @@ def test_a_pattern_page_lists_the_public_reports_that_concluded_it():
     out = subprocess.run([sys.executable, "-m", "npu_graph_skill", "patterns", "P-UPD-020", "--lang", "en"],
                          capture_output=True, text=True, check=True).stdout
     assert f"public reports that concluded it ({len(seen)})" in out and seen[0]["url"] in out
+    # a labeller working blind asks for the page without them: the rest of the page is the same
+    blind = subprocess.run([sys.executable, "-m", "npu_graph_skill", "patterns", "P-UPD-020", "--lang", "en",
+                            "--no-reports"], capture_output=True, text=True, check=True).stdout
+    assert "public reports that concluded it" not in blind and seen[0]["url"] not in blind
+    assert out.startswith(blind.rstrip("\n"))
 
 
 def test_threads_that_concluded_are_shown_before_those_that_did_not():

@@ -41,6 +41,7 @@ PATTERNS_EPILOG = """examples:
   npu-graph patterns                    every known pattern, one line each
   npu-graph patterns --phase capture    only one phase
   npu-graph patterns P-CAP-001          one pattern in full (cause, fix, matchers, anchors)
+  npu-graph patterns P-CAP-001 --no-reports   without the public reports that concluded it (blind labelling)
   npu-graph patterns --json             {"patterns": [{"id", "phase", "title", ...}]}
 """
 
@@ -157,6 +158,8 @@ def _patterns_parser(subparsers, name, help_text):
     form = parser.add_mutually_exclusive_group()
     form.add_argument("--json", action="store_true", help="print JSON")
     form.add_argument("--md", action="store_true", help="print Markdown")
+    parser.add_argument("--no-reports", action="store_true",
+                        help="leave out the public reports that concluded the pattern (to label a report blind)")
     _common(parser)
     parser.set_defaults(func=run_patterns)
     return parser
@@ -173,7 +176,8 @@ def run_patterns(args) -> int:
             close = difflib.get_close_matches(args.id.upper(), ids, n=3)
             raise UserError(f"no pattern {args.id}" + (f" (did you mean {', '.join(close)}?)" if close else
                                                          " (npu-graph patterns lists them)"))
-        print(to_json(pattern) if args.json else _pattern_text(pattern, lang, markdown=args.md))
+        print(to_json(pattern) if args.json else _pattern_text(pattern, lang, markdown=args.md,
+                                                                reports=not args.no_reports))
         return 0
     patterns = api.list_patterns(args.phase)
     if args.json:
@@ -193,7 +197,7 @@ def _summary(pattern, lang: str) -> dict:
             "fix_short": pick(pattern.fix_short, lang), "anchors": pattern.anchor_strings()}
 
 
-def _pattern_text(pattern, lang: str, markdown: bool) -> str:
+def _pattern_text(pattern, lang: str, markdown: bool, reports: bool = True) -> str:
     h = "## " if markdown else ""
     lines: List[str] = [f"{h}{pattern.id}  {pick(pattern.title, lang)}", ""]
     lines.append(f"phase: {pattern.phase}   layer: {pattern.layer} → root {pattern.root_layer}   "
@@ -209,7 +213,7 @@ def _pattern_text(pattern, lang: str, markdown: bool) -> str:
     lines.extend(f"  {a}" for a in pattern.anchor_strings())
     lines.append("\nreferences:")
     lines.extend(f"  {r['title']} <{r['url']}>" for r in pattern.references)
-    seen = _public_reports(pattern.id)
+    seen = _public_reports(pattern.id) if reports else []
     if seen:
         head = f"public reports that concluded it ({len(seen)})" if lang != "zh" else f"结论为此模式的公开报告（{len(seen)}）"
         lines.append(f"\n{head}:")
