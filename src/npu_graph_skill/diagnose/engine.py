@@ -88,10 +88,8 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
     caller_check = internal_check = None  # torch_npu checks that decide the fix when no pattern matched
     if top:
         pattern = top.pattern
-        phase, root_layer, fix_in = pattern.phase, pattern.root_layer, pattern.fix_in
+        phase, root_layer, fix_in = pattern.phase, pattern.root_layer, _whose_code(pattern.fix_in, evidence)
         layer = pattern.layer
-        if fix_in == "user_code" and _framework_drives_graphs(evidence):
-            fix_in = "framework"  # "the code that captures" is the serving framework's here, not a script of the user's
     else:
         pattern = None
         caller_check = _caller_check(messages)
@@ -101,9 +99,7 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
                      for s in ranked[:3] if s.score >= MIN_CANDIDATE_SCORE)
         phase, _ = decide(votes)
         layer = classify.detected_layer(evidence, messages[0].entry.layer if messages else "")
-        root_layer, fix_in = layer, FIX_IN_OF_LAYER.get(layer, "cann_driver")
-        if layer == "L1" and _framework_drives_graphs(evidence):  # a serving framework, not the user, drives graph mode here
-            fix_in = "framework"
+        root_layer, fix_in = layer, _whose_code(FIX_IN_OF_LAYER.get(layer, "cann_driver"), evidence)
         if caller_check:  # torch_npu refused the caller's arguments: the fix is in the calling code
             root_layer, fix_in = "L1", "user_code"
 
@@ -191,15 +187,22 @@ def error_chain(evidence: Evidence, knowledge: Knowledge) -> List[Dict[str, Any]
 # Where the fix goes when no pattern says: the layer where the root cause lies (L3: op-plugin / aclnn kernels).
 FIX_IN_OF_LAYER = {"L1": "user_code", "L2": "torch_npu", "L3": "op_plugin", "L4": "cann_driver"}
 
-# A framework by name, or by a setting or module only a serving framework has.
+# A framework by name (its package name as people write it: TensorRT-LLM, llama.cpp), or by a setting or
+# module only a serving framework has.
 FRAMEWORK_NAME = re.compile(
-    r"\b(?:vllm|sglang|xllm|lmdeploy|dlinfer|mindie|torchair|tensorrt[-_ ]?llm|verl|cudagraph_mode|FULL_DECODE_ONLY"
-    r"|FULL_AND_PIECEWISE|enforce[-_]eager|compilation[-_]config|cudagraph_capture_sizes|cuda[-_]graph[-_](?:max[-_])?bs"
-    r"|disable[-_]cuda[-_]graph|model_runner|graph_runner|speculative[-_]config)", re.IGNORECASE)
+    r"\b(?:" + "|".join(name.replace("_", "[-_. ]?") for name in locate.FRAMEWORK_PACKAGES)
+    + r"|cudagraph_mode|FULL_DECODE_ONLY|FULL_AND_PIECEWISE|enforce[-_]eager|compilation[-_]config"
+    r"|cudagraph_capture_sizes|cuda[-_]graph[-_](?:max[-_])?bs|disable[-_]cuda[-_]graph|model_runner|graph_runner"
+    r"|speculative[-_]config)", re.IGNORECASE)
 # A script of the user's own: graph-mode calls of torch / torch_npu, or Python source lines.
 USER_SCRIPT = re.compile(
     r"torch\.(?:npu|cuda)\.(?:graph|NPUGraph|CUDAGraph)\(|\b(?:NPUGraph|CUDAGraph)\(\)|make_graphed_callables|capture_begin\("
     r"|^\s*(?:import torch|from torch|def \w+\(|with torch\.|class \w+\(|model\s*=|g\s*=)")
+
+
+def _whose_code(fix_in: str, evidence: Evidence) -> str:
+    """`user_code` means the code that drives graph mode: a serving framework's when it drives it here."""
+    return "framework" if fix_in == "user_code" and _framework_drives_graphs(evidence) else fix_in
 
 
 def _framework_drives_graphs(evidence: Evidence) -> bool:

@@ -10,9 +10,11 @@ from npu_graph_skill.core.model import Evidence, Frame, MissingMaterial
 from npu_graph_skill.diagnose.match import MessageHit
 from npu_graph_skill.knowledge.loader import Knowledge
 
-# Packages of the serving and compiler frameworks that drive graph mode, as directories of a frame's file.
-FRAMEWORK_PATHS = re.compile(r"[/\\](?:vllm_ascend|vllm_omni|vllm|sglang|xllm|lmdeploy|dlinfer|torchair|tensorrt_llm"
-                             r"|verl|xpu_graph|llama_cpp|mindie\w{0,40})[/\\]", re.IGNORECASE)
+# The serving and compiler frameworks that drive graph mode, by package name.
+FRAMEWORK_PACKAGES = ("vllm_ascend", "vllm_omni", "vllm", "sglang", "xllm", "lmdeploy", "dlinfer", "torchair",
+                      "tensorrt_llm", "verl", "xpu_graph", "llama_cpp", r"mindie\w{0,40}")
+# ... as directories of a frame's file
+FRAMEWORK_PATHS = re.compile(r"[/\\](?:" + "|".join(FRAMEWORK_PACKAGES) + r")[/\\]", re.IGNORECASE)
 TORCH_NPU_FRAME = re.compile(r"torch_npu[/\\]")
 # torch, torch_npu, triton and Python's own modules: a frame there is not where anyone's code called in
 LIBRARY_FRAME = re.compile(r"[/\\](?:torch|torch_npu|triton)[/\\]|[/\\]python3\.\d{1,2}[/\\](?!site-packages|dist-packages)"
