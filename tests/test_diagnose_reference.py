@@ -1,6 +1,7 @@
 """When no pattern matches, what similar public reports concluded weighs in (diagnose/reference.py):
-their phases vote beside the input's signs and the causes they concluded are listed after the best
-candidate. The reference index is built from the corpus' dev split only and shipped up to date."""
+their phases vote beside the input's signs and the causes they concluded are ranked among the
+candidates (diagnose/novel.py). The reference index is built from the corpus' dev split only and
+shipped up to date."""
 from __future__ import annotations
 
 import json

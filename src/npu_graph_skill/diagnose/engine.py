@@ -3,7 +3,6 @@ drill-down → the four-section report (`core.model.Diagnosis`).
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
 from typing import Any, Collection, Dict, List, Optional, Tuple
@@ -12,7 +11,7 @@ from npu_graph_skill.core.errors import InputError
 from npu_graph_skill.core.ingest import TextSource, read_text, resolve_sources
 from npu_graph_skill.core.model import Candidate, Diagnosis, Evidence
 from npu_graph_skill.core.render import default_lang, pick
-from npu_graph_skill.diagnose import classify, locate
+from npu_graph_skill.diagnose import classify, locate, novel
 from npu_graph_skill.diagnose.evidence import FRAME_RE, extract_evidence
 from npu_graph_skill.diagnose.phase import Vote, close_phases, decide, phase_votes
 from npu_graph_skill.diagnose.wording import SignatureIndex
@@ -21,8 +20,6 @@ from npu_graph_skill.diagnose.match import (
 )
 from npu_graph_skill.knowledge.loader import Knowledge, load_knowledge
 from npu_graph_skill.knowledge.schema import FAMILY_OF_PHASE
-
-PHASE_OF_FAMILY = {family: phase for phase, family in FAMILY_OF_PHASE.items()}
 
 LARGE_INPUT = 1024 * 1024  # above this a log is first reduced to its decisive events
 MAX_CANDIDATES = 5
@@ -103,21 +100,20 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
         if caller_check:  # torch_npu refused the caller's arguments: the fix is in the calling code
             root_layer, fix_in = "L1", "user_code"
 
-    shown = [s for s in ranked if s.score >= MIN_CANDIDATE_SCORE] or ranked[:1]
-    candidates = _with_ranked_causes([_candidate(s, evidence, lang) for s in shown[:MAX_CANDIDATES]], knowledge, lang)
     query = _query_text(evidence)  # the words that can name a cause, for the similarity searches
     # The public reports like this one: when a pattern matched, those that concluded it; else the nearest.
     reports = _similar_reports(query, top.pattern.id if top else None)
-    if not top:  # say what the evidence is like, with the low scores it deserves
+    if top:
+        shown = [s for s in ranked if s.score >= MIN_CANDIDATE_SCORE]
+        candidates = [_candidate(s, evidence, lang) for s in shown[:MAX_CANDIDATES]]
+    else:  # say what the evidence is like, with the low scores it deserves
         if reports:
             _vote_similar_reports(reports, votes)
             phase, _ = decide(votes)
-        similar = _similar_patterns(query, phase, {c.id for c in candidates}, lang, MAX_CANDIDATES - len(candidates))
-        if phase == "unknown" and similar:  # no sign of a phase: the phase the nearest known patterns share
-            similar = [dataclasses.replace(c, phase=PHASE_OF_FAMILY[c.id.split("-")[1]]) for c in similar]
-            votes.extend(Vote(c.phase, c.score, 0, f"its words resemble {c.id}") for c in similar[:3])
-            phase, _ = decide(votes)
-        candidates = _with_report_causes(candidates + similar, reports, knowledge, lang)
+        candidates = novel.rank_causes(ranked, query, reports, evidence, knowledge, lang, MAX_CANDIDATES)
+        votes.extend(novel.cause_votes(candidates, votes))
+        phase, _ = decide(votes)
+    candidates = _with_ranked_causes(candidates, knowledge, lang)
     confidence = _confidence(ranked, _printed_lines(evidence))
     error_line = _decisive_line(evidence, chain, top)
     # Recorded cases come after the patterns: they show what fixed a similar error before.
@@ -351,9 +347,6 @@ def _error_line_number(evidence: Evidence, root_line: int) -> int:
 
 
 REPORT_WEIGHT = 1.0  # the similar reports' phases together, against all the input's signs together
-REPORT_CAUSES = 2  # patterns the similar reports concluded, listed ...
-REPORT_AFTER = 2  # ... after the input's own best two candidates
-REPORT_SCALE = 0.4  # their score: this times their share of the reports, never a known match
 
 
 def _similar_reports(query: str, pattern: Optional[str]) -> list:
@@ -394,64 +387,7 @@ def _reports_to_show(reports: list) -> List[Dict[str, Any]]:
     return [r.to_brief() for r in ordered[:SHOWN_REPORTS]]
 
 
-def _with_report_causes(candidates: List[Candidate], reports: list, knowledge: Knowledge, lang: str) -> List[Candidate]:
-    """The causes the similar reports concluded, listed after the input's own best two candidates and
-    before the weaker ones. On 140 reports of batches 4 to 6 that the engine had never seen, the
-    expected cause was in the top three 0.616 of the time with them listed second and third, 0.652
-    listed third and fourth."""
-    from npu_graph_skill.diagnose.reference import concluded
-
-    shown = {c.id for c in candidates[:REPORT_AFTER]}
-    found = []
-    for pattern_id, share in concluded(reports, "patterns"):
-        pattern = knowledge.pattern(pattern_id)
-        if pattern is None or pattern_id in shown:
-            continue
-        cited = [r.id for r in reports if pattern_id in r.patterns]
-        found.append(Candidate(id=pattern_id, title=pick(pattern.title, lang), score=round(REPORT_SCALE * share, 3),
-                               phase=pattern.phase, kind="pattern",
-                               matched=[f"concluded in similar public reports: {', '.join(cited[:4])}"]))
-        if len(found) == REPORT_CAUSES:
-            break
-    listed = {c.id for c in found}
-    head = candidates[:REPORT_AFTER]
-    return (head + found + [c for c in candidates[REPORT_AFTER:] if c.id not in listed])[:MAX_CANDIDATES]
-
-
-SIMILAR_SCALE = 0.4  # a pattern found by similar words only: listed, never a known match
-MIN_SIMILAR_IDF = 1.5  # words rarer than this among the patterns' texts
-MIN_SIMILAR_TERMS = 2
-SIMILAR_QUERY_CHARS = 3000
-
-
-def _similar_patterns(query: str, phase: str, shown: set, lang: str, limit: int) -> List[Candidate]:
-    """Patterns whose texts resemble the input's `query` words (the expert's BM25 index), as low-scored
-    candidates of the phase the evidence points to; nothing when the input shares no topic words with them."""
-    if limit <= 0:
-        return []
-    try:
-        from npu_graph_skill.expert.ask import knowledge_index
-
-        index = knowledge_index()
-        family = FAMILY_OF_PHASE.get(phase)
-        allow = [i for i, e in enumerate(index.entries)
-                 if e.kind == "pattern" and e.id not in shown and (not family or e.id.startswith(f"P-{family}-"))]
-        found = index.bm25.search(query, allow=allow, limit=limit * 3) if query and allow else []
-    except Exception:  # noqa: BLE001 - the retrieval is a help, never a reason to fail a diagnosis
-        return []
-    # Words most patterns share (graph, npu, error) do not make two texts alike.
-    found = [(key, score, [t for t in matched if index.bm25.idf(t) >= MIN_SIMILAR_IDF]) for key, score, matched in found]
-    found = [f for f in found if len(f[2]) >= MIN_SIMILAR_TERMS]
-    if not found:
-        return []
-    best = found[0][1]
-    out: List[Candidate] = []
-    for key, score, matched in found[:limit]:
-        entry = index.entries[int(key)]
-        out.append(Candidate(id=entry.id, title=pick(entry.title, lang), score=round(SIMILAR_SCALE * score / best, 3),
-                             phase=phase if phase != "unknown" else "", kind="pattern", evidence=[],
-                             matched=["similar words: " + ", ".join(matched[:8])]))
-    return out
+SIMILAR_QUERY_CHARS = 3000  # of the input, as for each report of the reference index (reference.TEXT_CHARS)
 
 
 def _query_text(evidence: Evidence) -> str:

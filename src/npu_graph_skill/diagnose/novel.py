@@ -1,0 +1,106 @@
+"""The causes a report lists when no known pattern matches: one ranking of three weak sources.
+
+- a pattern the input matches in part (its score as a share of a known match);
+- a pattern whose texts share rare words with the input (BM25 over the knowledge base, as a share of
+  the best);
+- a pattern the nearest public reports concluded (its share of their similarity, diagnose/reference.py).
+
+Each source alone names the right cause first about a third of the time or less; a cause that two of
+them agree on is more often right. The weights were chosen by five-fold cross-validation on the dev
+reports no pattern matches (193 with a known cause): the same weights won in three folds, and the
+held-out folds together named the cause first 70 times against 58 and in the top three 117 against
+106 for the listing that put the sources one after the other (partial matches, words of the phase's
+family, then reports).
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Tuple
+
+from npu_graph_skill.core.model import Candidate, Evidence
+from npu_graph_skill.core.render import pick
+from npu_graph_skill.diagnose.match import KNOWN, PatternScore, quoted_lines
+from npu_graph_skill.diagnose.phase import Vote, phase_totals
+from npu_graph_skill.diagnose.reference import SimilarReport, concluded
+from npu_graph_skill.knowledge.loader import Knowledge
+
+WEIGHTS = {"partial": 0.25, "words": 0.25, "reports": 0.5}  # they sum to 1: a cause all three name fully scores 1
+SCALE = 0.45  # a listed score is this times the fused one: always below a known match (match.KNOWN)
+MIN_IDF = 1.5  # words rarer than this among the patterns' texts ...
+MIN_TERMS = 2  # ... at least two of them, not only "graph" and "error"
+WORDS_LIMIT = 40
+CAUSE_VOTE = 0.5  # the phases of the three likeliest causes together, against all other votes together
+VOTING_CAUSES = 3
+
+
+def rank_causes(ranked: List[PatternScore], query: str, reports: List[SimilarReport], evidence: Evidence,
+                knowledge: Knowledge, lang: str, limit: int) -> List[Candidate]:
+    """The patterns worth checking for an input no pattern matches, most likely first, each with the
+    reasons it is listed."""
+    partial = {s.pattern.id: s for s in ranked if s.score > 0}
+    words = _similar_words(query)
+    shares = dict(concluded(reports, "patterns"))
+    fused: Dict[str, float] = {}
+    for pattern_id in set(partial) | set(words) | set(shares):
+        if knowledge.pattern(pattern_id) is None:
+            continue
+        fused[pattern_id] = (WEIGHTS["partial"] * min(1.0, partial[pattern_id].score / KNOWN if pattern_id in partial else 0.0)
+                             + WEIGHTS["words"] * words.get(pattern_id, (0.0, []))[0]
+                             + WEIGHTS["reports"] * shares.get(pattern_id, 0.0))
+    order = sorted(fused, key=lambda p: (-fused[p], p))[:limit]
+    return [_candidate(p, round(SCALE * fused[p], 3), partial.get(p), words.get(p), reports, evidence, knowledge, lang)
+            for p in order]
+
+
+def cause_votes(candidates: List[Candidate], votes: List[Vote]) -> List[Vote]:
+    """The phases of the likeliest causes listed, as votes beside the input's signs and the similar
+    reports': each phase by its share of the three best scores, together half as heavy as the other
+    votes (all of the weight when there are none). Chosen by five-fold cross-validation on the 279 dev
+    reports no pattern matches: every fold chose three causes at half weight, and the held-out folds
+    together got the phase 168 times against 160 without these votes."""
+    top = [c for c in candidates[:VOTING_CAUSES] if c.phase]
+    total = sum(c.score for c in top)
+    if not total:
+        return []
+    others = sum(phase_totals(votes).values()) or 1.0
+    fallback = bool(votes) and all(v.fallback for v in votes)  # settings alone: they still count beside these
+    by_phase: Dict[str, List[Candidate]] = {}
+    for candidate in top:
+        by_phase.setdefault(candidate.phase, []).append(candidate)
+    return [Vote(phase, round(CAUSE_VOTE * others * sum(c.score for c in listed) / total, 3), 0,
+                 f"the likeliest causes listed include {', '.join(c.id for c in listed)}", fallback=fallback)
+            for phase, listed in by_phase.items()]
+
+
+def _candidate(pattern_id: str, score: float, partial: Optional[PatternScore], words: Optional[Tuple[float, List[str]]],
+               reports: List[SimilarReport], evidence: Evidence, knowledge: Knowledge, lang: str) -> Candidate:
+    pattern = knowledge.pattern(pattern_id)
+    matched = [d for d, _, w in partial.hits if w > 0] if partial else []
+    if words:
+        matched.append("similar words: " + ", ".join(words[1][:8]))
+    cited = [r.id for r in reports if pattern_id in r.patterns]
+    if cited:
+        matched.append(f"concluded in similar public reports: {', '.join(cited[:4])}")
+    return Candidate(id=pattern_id, title=pick(pattern.title, lang), score=score, phase=pattern.phase, kind="pattern",
+                     evidence=quoted_lines(evidence, partial.lines) if partial else [], matched=matched)
+
+
+def _similar_words(query: str) -> Dict[str, Tuple[float, List[str]]]:
+    """Pattern id → (its BM25 similarity to `query` as a share of the best, the rare words shared)."""
+    if not query.strip():
+        return {}
+    try:
+        from npu_graph_skill.expert.ask import knowledge_index
+
+        index = knowledge_index()
+        allow = [i for i, e in enumerate(index.entries) if e.kind == "pattern"]
+        found = index.bm25.search(query, allow=allow, limit=WORDS_LIMIT)
+    except Exception:  # noqa: BLE001 - the retrieval is a help, never a reason to fail a diagnosis
+        return {}
+    out: Dict[str, Tuple[float, List[str]]] = {}
+    best = 0.0
+    for key, score, matched in found:
+        rare = [t for t in matched if index.bm25.idf(t) >= MIN_IDF]
+        if len(rare) >= MIN_TERMS:
+            best = best or score
+            out[index.entries[int(key)].id] = (score / best, rare)
+    return out

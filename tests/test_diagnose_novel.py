@@ -1,0 +1,68 @@
+"""When no pattern matches, the causes listed come from one ranking of three weak sources (diagnose/novel.py):
+a partial match, similar words in the knowledge base, and the causes the nearest public reports concluded."""
+from __future__ import annotations
+
+import pathlib
+
+import yaml
+
+from npu_graph_skill.core.model import Candidate
+from npu_graph_skill.diagnose import novel, reference
+from npu_graph_skill.diagnose.engine import diagnose
+from npu_graph_skill.diagnose.match import KNOWN
+from npu_graph_skill.diagnose.phase import Vote, decide
+
+CORPUS = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "corpus"
+# vllm-ascend PR 3862 (dev): DeepSeek under TorchAir loses accuracy because the TorchAir op patch missed the
+# RMSNorm branch that one torch_npu version takes. Its words partly match the accuracy-drop pattern
+# P-REP-013; its thread concluded P-REP-016 (a TorchAir op patch that misses a branch).
+AGREED = "vllm-ascend-3862"
+
+
+def _novel_report(case_id: str):
+    text = yaml.safe_load((CORPUS / f"{case_id}.yaml").read_text(encoding="utf-8"))["error_text"]
+    with reference.held_out([case_id]):  # judged as a report the index has never seen
+        return diagnose(text=text, lang="en")
+
+
+def test_a_cause_two_sources_agree_on_comes_before_a_partial_match_alone():
+    report = _novel_report(AGREED)
+    assert report.novel
+    ids = [c.id for c in report.candidates]
+    assert ids[0] == "P-REP-016"
+    first = report.candidates[0].matched
+    assert any(m.startswith("similar words:") for m in first)
+    assert any(m.startswith("concluded in similar public reports:") for m in first)
+    # the pattern the words match in part is still listed, below the agreed cause, with its quoted line
+    partial = next(c for c in report.candidates if c.id == "P-REP-013")
+    assert ids.index("P-REP-013") > 0 and partial.evidence
+
+
+def test_a_listed_cause_never_scores_like_a_known_match():
+    report = _novel_report(AGREED)
+    assert report.candidates and all(c.score < KNOWN for c in report.candidates)
+    assert report.confidence < 0.5
+
+
+def _listed(phase: str, score: float, pattern_id: str) -> Candidate:
+    return Candidate(id=pattern_id, title=pattern_id, score=score, phase=phase)
+
+
+def test_the_likeliest_causes_vote_half_as_heavy_as_the_other_signs():
+    signs = [Vote("replay", 0.3, 1, "words of replay"), Vote("capture", 0.1, 2, "a capture frame")]
+    causes = [_listed("compile", 0.3, "P-CMP-029"), _listed("compile", 0.1, "P-CMP-010"), _listed("replay", 0.2, "P-REP-012")]
+    votes = novel.cause_votes(causes, signs)
+    weights = {v.phase: v.weight for v in votes}
+    assert weights == {"compile": round(0.5 * 0.4 * 0.4 / 0.6, 3), "replay": round(0.5 * 0.4 * 0.2 / 0.6, 3)}
+    assert decide(signs + votes)[0] == "replay"  # the signs still decide when they are clear
+    assert "P-CMP-029, P-CMP-010" in next(v.why for v in votes if v.phase == "compile")
+
+
+def test_with_no_other_sign_the_causes_name_the_phase_and_settings_still_count():
+    causes = [_listed("memory", 0.2, "P-MEM-002")]
+    assert decide(novel.cause_votes(causes, []))[0] == "memory"
+    settings = [Vote("capture", 0.2, 3, "setting", fallback=True)]
+    votes = novel.cause_votes(causes, settings)
+    assert all(v.fallback for v in votes)  # a non-fallback vote would silence the settings
+    assert decide(settings + votes)[0] == "capture"
+    assert novel.cause_votes([], settings) == []
