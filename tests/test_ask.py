@@ -66,6 +66,19 @@ def test_bm25_prefers_a_title_match_and_rare_terms():
     assert index.search("nothing matches this") == []
 
 
+def test_a_slice_of_the_index_ranks_its_documents_as_the_whole_does():
+    index = BM25Index({"title": 1.0, "body": 1.0})
+    index.add("capture", {"title": "capture fails", "body": "stream capture is invalidated by a sync"})
+    index.add("replay", {"title": "replay hangs", "body": "replay waits on a stream event"})
+    for n in range(8):  # documents outside the slice still make "stream" common and "sync" rare
+        index.add(f"note{n}", {"title": "note", "body": "stream"})
+    part = BM25Index.from_state(index.subset([0, 1], ["P-CAP", "P-REP"]).state())
+    whole = {key: score for key, score, _ in index.search("stream sync replay")}
+    assert {key: round(score, 9) for key, score, _ in part.search("stream sync replay")} == \
+        {"P-CAP": round(whole["capture"], 9), "P-REP": round(whole["replay"], 9)}
+    assert part.idf("sync") == index.idf("sync") > part.idf("stream")
+
+
 # -- the questions users ask --------------------------------------------------------------------
 # Written from the issue, the design brief and what users paste, before looking at the notes' wording.
 

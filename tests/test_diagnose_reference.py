@@ -1,6 +1,6 @@
 """When no pattern matches, what similar public reports concluded weighs in (diagnose/reference.py):
 their phases vote beside the input's signs and the causes they concluded are ranked among the
-candidates (diagnose/novel.py). The reference index is built from the corpus' dev split only and
+candidates (diagnose/causes.py). The reference index is built from the corpus' dev split only and
 shipped up to date."""
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from npu_graph_skill.core.errors import InputError
 from npu_graph_skill.core.ingest import TextSource, read_text, resolve_sources
 from npu_graph_skill.core.model import Candidate, Diagnosis, Evidence
 from npu_graph_skill.core.render import default_lang, pick
-from npu_graph_skill.diagnose import classify, locate, novel
+from npu_graph_skill.diagnose import causes, classify, locate
 from npu_graph_skill.diagnose.evidence import FRAME_RE, extract_evidence
 from npu_graph_skill.diagnose.phase import Vote, close_phases, decide, phase_votes
 from npu_graph_skill.diagnose.wording import SignatureIndex
@@ -103,15 +103,16 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
     query = _query_text(evidence)  # the words that can name a cause, for the similarity searches
     # The public reports like this one: when a pattern matched, those that concluded it; else the nearest.
     reports = _similar_reports(query, top.pattern.id if top else None)
-    if top:
-        shown = [s for s in ranked if s.score >= MIN_CANDIDATE_SCORE]
-        candidates = [_candidate(s, evidence, lang) for s in shown[:MAX_CANDIDATES]]
+    if top:  # the known match first; the other causes worth checking from the same ranking as a novel input's
+        others = causes.rank_causes(ranked[1:], query, _similar_reports(query, None), evidence, knowledge, lang,
+                                    MAX_CANDIDATES - 1, shown={top.pattern.id})
+        candidates = [_candidate(top, evidence, lang)] + others
     else:  # say what the evidence is like, with the low scores it deserves
         if reports:
             _vote_similar_reports(reports, votes)
             phase, _ = decide(votes)
-        candidates = novel.rank_causes(ranked, query, reports, evidence, knowledge, lang, MAX_CANDIDATES)
-        votes.extend(novel.cause_votes(candidates, votes))
+        candidates = causes.rank_causes(ranked, query, reports, evidence, knowledge, lang, MAX_CANDIDATES)
+        votes.extend(causes.cause_votes(candidates, votes))
         phase, _ = decide(votes)
     candidates = _with_ranked_causes(candidates, knowledge, lang)
     confidence = _confidence(ranked, _printed_lines(evidence))

@@ -222,20 +222,6 @@ class KnowledgeIndex:
 _INDEX: Optional[KnowledgeIndex] = None
 
 
-def _knowledge_key() -> str:
-    """A digest of (path, mtime, size) of every shipped knowledge file and of the code that turns
-    them into an index: the index (in memory or on disk) is valid while these stand."""
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    here = os.path.dirname(os.path.abspath(__file__))
-    paths = [os.path.join(here, name) for name in ("ask.py", "retrieval.py")]
-    for dirpath, dirnames, filenames in os.walk(os.path.join(package, "knowledge")):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "__")))
-        paths.extend(os.path.join(dirpath, n) for n in sorted(filenames) if n.endswith((".md", ".yaml", ".yml", ".csv", ".json", ".py")))
-    from npu_graph_skill.expert import ask_cache
-
-    return ask_cache.files_digest(paths)
-
-
 def build_index(entries: Iterable[Entry], notes: Optional[List[str]] = None, key: str = "") -> KnowledgeIndex:
     entries = list(entries)
     bm25 = BM25Index(FIELD_WEIGHTS)
@@ -267,7 +253,7 @@ def knowledge_index() -> KnowledgeIndex:
     global _INDEX
     from npu_graph_skill.expert import ask_cache
 
-    key = _knowledge_key()
+    key = ask_cache.knowledge_key()
     if _INDEX is not None and _INDEX.key == key:
         return _INDEX
     cached = ask_cache.load(key)

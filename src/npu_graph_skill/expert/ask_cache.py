@@ -1,6 +1,7 @@
 """The on-disk copy of `ask`'s knowledge index, so that a fresh `npu-graph ask` skips loading and
 tokenizing the whole knowledge base (about two thirds of its run time); Gate 0's routing index
-(`skill/route_knowledge.py`) is kept the same way under its own prefix.
+(`skill/route_knowledge.py`) and the patterns' part of this index that a diagnosis searches
+(`diagnose/causes.py`) are kept the same way under their own prefixes.
 
 One JSON file per knowledge state under $NPU_GRAPH_CACHE_DIR (default ~/.cache/npu-graph-skill),
 keyed by a digest of the knowledge files and the indexing code; written atomically; any problem
@@ -43,6 +44,18 @@ def files_digest(paths: Iterable[str]) -> str:
             continue
         stamps.append((path, st.st_mtime_ns, st.st_size))
     return digest(stamps)
+
+
+def knowledge_key() -> str:
+    """The key of `ask`'s index: a digest of (path, mtime, size) of every shipped knowledge file and of
+    the code that turns them into an index; the index (in memory or on disk) is valid while these stand."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    package = os.path.dirname(here)
+    paths = [os.path.join(here, name) for name in ("ask.py", "retrieval.py")]
+    for dirpath, dirnames, filenames in os.walk(os.path.join(package, "knowledge")):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "__")))
+        paths.extend(os.path.join(dirpath, n) for n in sorted(filenames) if n.endswith((".md", ".yaml", ".yml", ".csv", ".json", ".py")))
+    return files_digest(paths)
 
 
 def _enabled() -> bool:

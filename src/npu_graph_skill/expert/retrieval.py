@@ -189,6 +189,7 @@ class BM25Index:
         self._df: Counter = Counter()
         self._length_sum: Counter = Counter()
         self._tf: Optional[List[Dict[str, float]]] = None  # weighted, normalised; built on first search
+        self._documents: Optional[int] = None  # the corpus idf counts, when this index is a slice of a larger one
 
     def add(self, key: str, fields: Dict[str, str]) -> None:
         parsed: Dict[str, Tuple[Counter, int]] = {}
@@ -209,8 +210,11 @@ class BM25Index:
 
     def state(self) -> Dict[str, object]:
         """Everything `search` needs, as JSON-ready data (for an on-disk cache)."""
-        return {"field_weights": self.field_weights, "k1": self.k1, "b": self.b, "keys": self.keys,
-                "df": dict(self._df), "tf": self._weighted()}
+        state = {"field_weights": self.field_weights, "k1": self.k1, "b": self.b, "keys": self.keys,
+                 "df": dict(self._df), "tf": self._weighted()}
+        if self._documents is not None:
+            state["documents"] = self._documents
+        return state
 
     @classmethod
     def from_state(cls, data: Dict[str, object]) -> "BM25Index":
@@ -219,10 +223,24 @@ class BM25Index:
         index._df = Counter(data["df"])  # type: ignore[arg-type]
         index._tf = list(data["tf"])  # type: ignore[arg-type]
         index._fields = [{} for _ in index.keys]
+        index._documents = int(data["documents"]) if "documents" in data else None  # type: ignore[arg-type]
+        return index
+
+    def subset(self, positions: Sequence[int], keys: Sequence[str]) -> "BM25Index":
+        """The documents at `positions`, renamed `keys`, scored as in this index: a word keeps the
+        rarity it has among all the documents, so a search of the slice ranks its documents as a
+        search of the whole would."""
+        table = self._weighted()
+        index = BM25Index(dict(self.field_weights), k1=self.k1, b=self.b)
+        index.keys = list(keys)
+        index._tf = [table[p] for p in positions]
+        index._df = Counter({t: self._df[t] for row in index._tf for t in row})  # the words a search of it can meet
+        index._fields = [{} for _ in index.keys]
+        index._documents = self._documents or len(self.keys)
         return index
 
     def idf(self, token: str) -> float:
-        n, df = len(self.keys), self._df.get(token, 0)
+        n, df = self._documents or len(self.keys), self._df.get(token, 0)
         return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
     def coverage(self, query: str, matched: Iterable[str]) -> float:

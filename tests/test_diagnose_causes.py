@@ -1,5 +1,6 @@
-"""When no pattern matches, the causes listed come from one ranking of three weak sources (diagnose/novel.py):
-a partial match, similar words in the knowledge base, and the causes the nearest public reports concluded."""
+"""The causes a report lists beside a known match, or instead of one, come from one ranking of three weak
+sources (diagnose/causes.py): a partial match, similar words in the knowledge base, and the causes the
+nearest public reports concluded."""
 from __future__ import annotations
 
 import pathlib
@@ -7,7 +8,7 @@ import pathlib
 import yaml
 
 from npu_graph_skill.core.model import Candidate
-from npu_graph_skill.diagnose import novel, reference
+from npu_graph_skill.diagnose import causes, reference
 from npu_graph_skill.diagnose.engine import diagnose
 from npu_graph_skill.diagnose.match import KNOWN
 from npu_graph_skill.diagnose.phase import Vote, decide
@@ -19,14 +20,14 @@ CORPUS = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "corpus"
 AGREED = "vllm-ascend-3862"
 
 
-def _novel_report(case_id: str):
+def _judged(case_id: str):
     text = yaml.safe_load((CORPUS / f"{case_id}.yaml").read_text(encoding="utf-8"))["error_text"]
     with reference.held_out([case_id]):  # judged as a report the index has never seen
         return diagnose(text=text, lang="en")
 
 
 def test_a_cause_two_sources_agree_on_comes_before_a_partial_match_alone():
-    report = _novel_report(AGREED)
+    report = _judged(AGREED)
     assert report.novel
     ids = [c.id for c in report.candidates]
     assert ids[0] == "P-REP-016"
@@ -39,7 +40,7 @@ def test_a_cause_two_sources_agree_on_comes_before_a_partial_match_alone():
 
 
 def test_a_listed_cause_never_scores_like_a_known_match():
-    report = _novel_report(AGREED)
+    report = _judged(AGREED)
     assert report.candidates and all(c.score < KNOWN for c in report.candidates)
     assert report.confidence < 0.5
 
@@ -50,8 +51,8 @@ def _listed(phase: str, score: float, pattern_id: str) -> Candidate:
 
 def test_the_likeliest_causes_vote_half_as_heavy_as_the_other_signs():
     signs = [Vote("replay", 0.3, 1, "words of replay"), Vote("capture", 0.1, 2, "a capture frame")]
-    causes = [_listed("compile", 0.3, "P-CMP-029"), _listed("compile", 0.1, "P-CMP-010"), _listed("replay", 0.2, "P-REP-012")]
-    votes = novel.cause_votes(causes, signs)
+    listed = [_listed("compile", 0.3, "P-CMP-029"), _listed("compile", 0.1, "P-CMP-010"), _listed("replay", 0.2, "P-REP-012")]
+    votes = causes.cause_votes(listed, signs)
     weights = {v.phase: v.weight for v in votes}
     assert weights == {"compile": round(0.5 * 0.4 * 0.4 / 0.6, 3), "replay": round(0.5 * 0.4 * 0.2 / 0.6, 3)}
     assert decide(signs + votes)[0] == "replay"  # the signs still decide when they are clear
@@ -59,10 +60,40 @@ def test_the_likeliest_causes_vote_half_as_heavy_as_the_other_signs():
 
 
 def test_with_no_other_sign_the_causes_name_the_phase_and_settings_still_count():
-    causes = [_listed("memory", 0.2, "P-MEM-002")]
-    assert decide(novel.cause_votes(causes, []))[0] == "memory"
+    listed = [_listed("memory", 0.2, "P-MEM-002")]
+    assert decide(causes.cause_votes(listed, []))[0] == "memory"
     settings = [Vote("capture", 0.2, 3, "setting", fallback=True)]
-    votes = novel.cause_votes(causes, settings)
+    votes = causes.cause_votes(listed, settings)
     assert all(v.fallback for v in votes)  # a non-fallback vote would silence the settings
     assert decide(settings + votes)[0] == "capture"
-    assert novel.cause_votes([], settings) == []
+    assert causes.cause_votes([], settings) == []
+
+
+# vllm-ascend PR 10763 (dev): MTP's drafter dummy run fails a FULL decode capture with a TypeError, and
+# then update_graph_params() is called on an attention backend that has none. The update-path pattern
+# P-UPD-010 matches its words; the thread concluded a drafter whose capture metadata is incomplete
+# (P-CAP-025), which only the similar words and a similar report name.
+KNOWN_MATCH = "vllm-ascend-10763"
+
+
+def test_after_a_known_match_the_other_causes_come_from_the_same_ranking():
+    report = _judged(KNOWN_MATCH)
+    ids = [c.id for c in report.candidates]
+    assert not report.novel and ids[0] == "P-UPD-010"
+    assert "P-CAP-025" in ids[1:3]
+    second = report.candidates[ids.index("P-CAP-025")]
+    assert second.score < KNOWN and any(m.startswith("similar words:") for m in second.matched)
+
+
+def test_the_patterns_words_are_cached_and_a_damaged_cache_is_rebuilt(monkeypatch, tmp_path):
+    monkeypatch.setenv("NPU_GRAPH_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(causes, "_WORDS", None)
+    query = "capture failed: the drafter's attention metadata has no positions_cpu"
+    first = causes._similar_words(query)
+    files = list(tmp_path.glob(f"{causes.WORDS_CACHE_PREFIX}*.json"))
+    assert first and len(files) == 1
+    monkeypatch.setattr(causes, "_WORDS", None)
+    assert causes._similar_words(query) == first  # read back from the file: the same ranking
+    files[0].write_text("{damaged", encoding="utf-8")
+    monkeypatch.setattr(causes, "_WORDS", None)
+    assert causes._similar_words(query) == first
