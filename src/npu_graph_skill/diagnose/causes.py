@@ -115,27 +115,20 @@ def _words_index():
     start-up."""
     global _WORDS
     from npu_graph_skill.expert import ask_cache
-    from npu_graph_skill.expert.retrieval import BM25Index
 
     key = ask_cache.knowledge_key()
-    if _WORDS is not None and _WORDS[0] == key:
-        return _WORDS[1]
-    cached = ask_cache.load(key, prefix=WORDS_CACHE_PREFIX)
-    index = None
-    if cached:
-        try:
-            index = BM25Index.from_state(cached["bm25"])
-        except (KeyError, TypeError, ValueError):
-            index = None
-    if index is None:
-        from npu_graph_skill.expert import ask
+    if _WORDS is None or _WORDS[0] != key:
+        _WORDS = (key, ask_cache.bm25_index(key, WORDS_CACHE_PREFIX, _patterns_slice))
+    return _WORDS[1]
 
-        whole = ask.knowledge_index()
-        positions = [i for i, e in enumerate(whole.entries) if e.kind == "pattern"]
-        state = whole.bm25.subset(positions, [whole.entries[i].id for i in positions]).state()
-        state["tf"] = [{t: round(w, 4) for t, w in row.items()} for row in state["tf"]]  # a third of the file
-        index = BM25Index.from_state(state)  # as read back from the cache, so both rank alike
-        if not whole.notes:  # only a complete index is worth keeping
-            ask_cache.save(key, {"bm25": state}, prefix=WORDS_CACHE_PREFIX)
-    _WORDS = (key, index)
-    return index
+
+def _patterns_slice():
+    """The patterns' documents of `ask`'s index, and whether that index is complete."""
+    from npu_graph_skill.expert import ask
+    from npu_graph_skill.expert.retrieval import BM25Index
+
+    whole = ask.knowledge_index()
+    positions = [i for i, e in enumerate(whole.entries) if e.kind == "pattern"]
+    state = whole.bm25.subset(positions, [whole.entries[i].id for i in positions]).state()
+    state["tf"] = [{t: round(w, 4) for t, w in row.items()} for row in state["tf"]]  # a third of the file
+    return BM25Index.from_state(state), not whole.notes  # as read back from the disk, so both rank alike

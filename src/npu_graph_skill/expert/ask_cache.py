@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from typing import Any, Dict, Iterable, Optional
+from typing import Any, Callable, Dict, Iterable, Optional, Tuple
 
 from npu_graph_skill.core.files import atomic_write
 
@@ -89,3 +89,20 @@ def save(key: str, data: Dict[str, Any], prefix: str = PREFIX) -> None:
                 os.unlink(os.path.join(folder, name))
     except OSError:
         pass  # a read-only home or a full disk: answer from memory
+
+
+def bm25_index(key: str, prefix: str, build: Callable[[], Tuple[Any, bool]]) -> Any:
+    """The BM25 index kept under `prefix` for `key`: read back from the disk, else made by `build`
+    (which says whether it is complete) and, when complete, written for the next process."""
+    from npu_graph_skill.expert.retrieval import BM25Index
+
+    cached = load(key, prefix=prefix)
+    if cached:
+        try:
+            return BM25Index.from_state(cached["bm25"])
+        except (KeyError, TypeError, ValueError):
+            pass  # damaged or of another version: made again
+    index, complete = build()
+    if complete:
+        save(key, {"bm25": index.state()}, prefix=prefix)
+    return index

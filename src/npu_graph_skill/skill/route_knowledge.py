@@ -129,25 +129,20 @@ def route_index() -> RouteIndex:
     key = _index_key()
     if _INDEX is not None and _INDEX.key == key:
         return _INDEX
-    cached = ask_cache.load(key, prefix=CACHE_PREFIX)
-    bm25 = None
-    if cached:
-        try:
-            bm25 = BM25Index.from_state(cached["bm25"])
-        except (KeyError, TypeError, ValueError):
-            bm25 = None
-    if bm25 is None:
-        try:
-            docs, complete = documents(), True
-        except IncompleteKnowledge as partial:
-            docs, complete = partial.docs, False
-        bm25 = BM25Index(FIELD_WEIGHTS)
-        for owner, entry_id, fields in docs:
-            bm25.add(f"{owner}|{entry_id}", fields)
-        if complete:  # only a complete index is worth keeping
-            ask_cache.save(key, {"bm25": bm25.state()}, prefix=CACHE_PREFIX)
-    _INDEX = RouteIndex(bm25=bm25, key=key)
+    _INDEX = RouteIndex(bm25=ask_cache.bm25_index(key, CACHE_PREFIX, _build_index), key=key)
     return _INDEX
+
+
+def _build_index() -> Tuple[BM25Index, bool]:
+    """The index made from the sub-skills' knowledge, and whether all of it could be read."""
+    try:
+        docs, complete = documents(), True
+    except IncompleteKnowledge as partial:
+        docs, complete = partial.docs, False
+    bm25 = BM25Index(FIELD_WEIGHTS)
+    for owner, entry_id, fields in docs:
+        bm25.add(f"{owner}|{entry_id}", fields)
+    return bm25, complete
 
 
 def match(text: str) -> Optional[KnowledgeMatch]:
