@@ -56,6 +56,13 @@ def test_plain_words_are_stemmed_and_question_words_dropped():
     assert tokenize("what does it do") == []
 
 
+def test_greetings_and_thanks_around_a_paste_are_not_topic_words():
+    # users wrap a paste in them; as rare words they would pull a similarity search towards any text that has them
+    assert tokenize("Hi all, can anyone help? Thanks in advance, regards") == ["all"]
+    assert not {"麻烦", "大家", "帮忙", "谢谢"} & set(tokenize("麻烦大家帮忙看一下，谢谢"))
+    assert {"captur", "fail"} <= set(tokenize("谢谢大家, capture fails"))
+
+
 def test_bm25_prefers_a_title_match_and_rare_terms():
     index = BM25Index({"title": 3.0, "body": 1.0})
     index.add("pool", {"title": "memory pool sharing", "body": "graphs share a pool"})

@@ -58,6 +58,7 @@ into is it its me my of on or our please so than that the their them then there 
 to too us was we were what when where which who whom why will with would you your yet also any
 get got use using used need want tell explain mean means happen happens work works inside about
 should shall while allow allowed possible able way ways thing things something anything ok okay there
+hi hello hey dear thanks thank thx anyone anybody someone help advance appreciate appreciated regards
 """.split())
 # English words that say the same thing in this domain, folded onto the first word's token.
 EN_SYNONYM_WORDS: Dict[str, Tuple[str, ...]] = {
@@ -70,7 +71,7 @@ EN_SYNONYM_WORDS: Dict[str, Tuple[str, ...]] = {
     "error": ("err",),
     "fail": ("failure", "failed", "failing", "crash", "broken"),
 }
-ZH_STOPWORDS = frozenset("什么 怎么 如何 为什 什么 么是 是什 哪里 哪些 在哪 怎样 可以 能不 不能 一下 的是 我的 我们 请问 么做 做了 了什 里做 么打 么共 么用 吗 呢 的 了 是 在 和 与 及".split())
+ZH_STOPWORDS = frozenset("什么 怎么 如何 为什 什么 么是 是什 哪里 哪些 在哪 怎样 可以 能不 不能 一下 的是 我的 我们 请问 么做 做了 了什 里做 么打 么共 么用 吗 呢 的 了 是 在 和 与 及 麻烦 大家 各位 帮忙 谢谢 感谢 请教 遇到 下面 如下".split())
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _TOKEN_RE = re.compile(rf"([{_CJK}]+)|([A-Za-z0-9_][A-Za-z0-9_.:+\-]*)")
