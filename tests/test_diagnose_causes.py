@@ -97,3 +97,27 @@ def test_the_patterns_words_are_cached_and_a_damaged_cache_is_rebuilt(monkeypatc
     files[0].write_text("{damaged", encoding="utf-8")
     monkeypatch.setattr(causes, "_WORDS", None)
     assert causes._similar_words(query) == first
+
+
+def test_a_novel_report_says_what_to_try_first_for_its_likeliest_causes():
+    from npu_graph_skill.knowledge.loader import load_knowledge
+
+    knowledge = load_knowledge()
+    report = _judged(AGREED)
+    first, second = report.candidates[0].id, report.candidates[1].id
+    short = report.fix["short_term"]
+    assert short.startswith("No known pattern matches")
+    assert short.index(f"(1) {first}") < short.index(f"(2) {second}") and "(4)" not in short
+    assert " ".join(knowledge.pattern(first).fix_short["en"].split())[:40] in short  # its first step, quoted
+    assert "missing materials" in short  # what to collect is still said
+    text = yaml.safe_load((CORPUS / f"{AGREED}.yaml").read_text(encoding="utf-8"))["error_text"]
+    with reference.held_out([AGREED]):
+        zh = diagnose(text=text, lang="zh").fix["short_term"]
+    assert zh.startswith("没有已知模式完全匹配") and f"(1) {first}" in zh
+
+
+def test_a_known_match_keeps_its_own_fix():
+    from npu_graph_skill.knowledge.loader import load_knowledge
+
+    report = _judged(KNOWN_MATCH)
+    assert report.fix["short_term"] == load_knowledge().pattern(report.candidates[0].id).fix_short["en"]

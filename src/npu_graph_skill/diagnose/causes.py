@@ -16,6 +16,7 @@ matches alone.
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Collection, Dict, List, Optional, Tuple
 
 from npu_graph_skill.core.model import Candidate, Evidence
@@ -30,6 +31,7 @@ SCALE = 0.45  # a listed score is this times the fused one: always below a known
 MIN_IDF = 1.5  # words rarer than this among the patterns' texts ...
 MIN_TERMS = 2  # ... at least two of them, not only "graph" and "error"
 WORDS_LIMIT = 40
+FIRST_STEPS = 3  # likeliest causes whose first step a novel report suggests
 CAUSE_VOTE = 0.5  # the phases of the three likeliest causes together, against all other votes together
 VOTING_CAUSES = 3
 
@@ -71,6 +73,33 @@ def cause_votes(candidates: List[Candidate], votes: List[Vote]) -> List[Vote]:
     return [Vote(phase, round(CAUSE_VOTE * others * sum(c.score for c in listed) / total, 3), 0,
                  f"the likeliest causes listed include {', '.join(c.id for c in listed)}", fallback=fallback)
             for phase, listed in by_phase.items()]
+
+
+# a sentence ends at ". " or "; " (not "e.g. ", "i.e. ", "vs. " or "3.5"), or at "。" / "；"
+_FIRST_SENTENCE = re.compile(r"^(.+?(?:(?<!e\.g)(?<!i\.e)(?<!vs)[.;](?=\s|$)|[。；]))", re.S)
+
+
+def first_steps(candidates: List[Candidate], knowledge: Knowledge, lang: str) -> str:
+    """For an input no pattern matches: the likeliest causes in their order, each with the first step of
+    its short-term fix, so the report says what to try first rather than only what to collect."""
+    steps = []
+    for candidate in candidates:
+        pattern = knowledge.pattern(candidate.id) if candidate.kind == "pattern" else None
+        if pattern is None:
+            continue
+        text = " ".join(pick(pattern.fix_short, lang).split())
+        first = _FIRST_SENTENCE.match(text)
+        step = (first.group(1) if first else text).rstrip(".;。；")
+        colon = "：" if lang == "zh" else ": "
+        steps.append(f"({len(steps) + 1}) {pattern.id} {pick(pattern.title, lang)}{colon}{step}")
+        if len(steps) == FIRST_STEPS:
+            break
+    if not steps:
+        return ""
+    if lang == "zh":
+        return "没有已知模式完全匹配。最可能的原因（按可能性排序）及各自的第一步：" + "；".join(steps) + "。"
+    return "No known pattern matches. The likeliest causes, most likely first, each with its first step: " + \
+        "; ".join(steps) + "."
 
 
 def _candidate(pattern_id: str, score: float, partial: Optional[PatternScore], words: Optional[Tuple[float, List[str]]],

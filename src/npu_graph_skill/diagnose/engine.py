@@ -129,7 +129,7 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
         lang=lang, error=error_line, phase=phase, layer=layer, root_layer=root_layer, fix_in=fix_in,
         confidence=confidence, novel=top is None, candidates=candidates,
         root_cause=_root_cause(pattern, lang, phase, messages, votes),
-        fix=_fix(pattern, lang, evidence, caller_check, internal_check),
+        fix=_fix(pattern, lang, evidence, caller_check, internal_check, causes.first_steps(candidates, knowledge, lang)),
         verification=list(pick(pattern.verification, lang)) if pattern else _generic_verification(lang),
         missing=locate.missing_materials(evidence, lang, text, thorough=confidence < 0.8, provided=provided),
         anchors=pattern.anchor_strings() if pattern else [m.entry.raise_site() for m in messages[:3]],
@@ -441,7 +441,8 @@ def _internal_check(messages: List[MessageHit]):
     return entry if entry.kind == "error" and internal else None
 
 
-def _fix(pattern, lang: str, evidence: Evidence, caller_check=None, internal_check=None) -> Dict[str, Any]:
+def _fix(pattern, lang: str, evidence: Evidence, caller_check=None, internal_check=None,
+         first_steps: str = "") -> Dict[str, Any]:
     locations: List[str] = []
     frame = locate.user_frame(evidence)
     if frame:
@@ -479,8 +480,9 @@ def _fix(pattern, lang: str, evidence: Evidence, caller_check=None, internal_che
                     "zh": "附上完整堆栈、torch_npu 与 CANN 版本（`npu-graph env`）以及 TORCH_NPU_LOGS=+aclgraph 输出"
                           "（`npu-graph run -- CMD` 会打包它们）向 Ascend/pytorch 报告。"}, lang),
                 "locations": locations}
-    return {"short_term": pick({"en": "Collect the missing materials below and re-run the diagnosis; try `npu-graph doctor` to rule out the environment.",
-                                "zh": "按下方待补充材料收集信息后重新诊断；运行 `npu-graph doctor` 排除环境问题。"}, lang),
+    collect = pick({"en": "Collect the missing materials below and re-run the diagnosis; try `npu-graph doctor` to rule out the environment.",
+                    "zh": "按下方待补充材料收集信息后重新诊断；运行 `npu-graph doctor` 排除环境问题。"}, lang)
+    return {"short_term": f"{first_steps} {collect}" if first_steps else collect,
             "long_term": pick({"en": "If this is a new failure mode, record it (`npu-graph kb record`) and promote the pattern stub.",
                                "zh": "若是新的失败模式，请记录（`npu-graph kb record`）并把模式草稿提升为正式模式。"}, lang),
             "locations": locations}
