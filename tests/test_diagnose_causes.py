@@ -121,3 +121,19 @@ def test_a_known_match_keeps_its_own_fix():
 
     report = _judged(KNOWN_MATCH)
     assert report.fix["short_term"] == load_knowledge().pattern(report.candidates[0].id).fix_short["en"]
+
+
+def test_the_report_says_which_sources_listed_each_cause():
+    import io
+
+    from npu_graph_skill.core.render import Style
+    from npu_graph_skill.diagnose.report import render_markdown, render_text
+
+    report = _judged(AGREED)
+    text = render_text(report, Style(io.StringIO()))
+    line = next(row for row in text.splitlines() if row.strip().startswith("Candidates:"))
+    assert f"{report.candidates[0].id} (" in line and "similar words + similar reports" in line
+    assert "matched in part" in line  # the partial match of the accuracy-drop pattern
+    assert "| listed by |" in render_markdown(report)
+    known = _judged(KNOWN_MATCH)
+    assert "its matchers" in render_markdown(known)

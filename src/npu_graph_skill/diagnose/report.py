@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import List
 
-from npu_graph_skill.core.model import LAYER_NAMES, Diagnosis
+from npu_graph_skill.core.model import LAYER_NAMES, Candidate, Diagnosis
 from npu_graph_skill.core.render import FIX_IN_NAMES, Style, label, md_table, phase_name, pick
+from npu_graph_skill.diagnose.match import KNOWN
 
 
 def _layer(code: str, lang: str) -> str:
@@ -19,6 +20,28 @@ def _also(d: Diagnosis, lang: str) -> str:
         return ""
     names = ", ".join(phase_name(p, lang) for p in d.other_phases)
     return f" ({label('also_possible', lang)}: {names})"
+
+
+# Why a candidate is listed, from what matched it (diagnose/causes.py writes these reasons)
+SOURCES = (
+    ("concluded in similar public reports", {"en": "similar reports", "zh": "相似报告"}),
+    ("similar words:", {"en": "similar words", "zh": "相似用词"}),
+    ("a cause ", {"en": "a cause of the symptom", "zh": "症状的成因"}),
+)
+MATCHED = {"en": "its matchers", "zh": "模式匹配"}
+MATCHED_IN_PART = {"en": "matched in part", "zh": "部分匹配"}
+
+
+def _listed_by(candidate: Candidate, lang: str) -> str:
+    """The sources that named `candidate`: its own matchers (in part, below a known match), similar
+    words, similar reports."""
+    own = pick(MATCHED if candidate.score >= KNOWN else MATCHED_IN_PART, lang)
+    names = []
+    for reason in candidate.matched:
+        name = next((pick(n, lang) for prefix, n in SOURCES if reason.startswith(prefix)), own)
+        if name not in names:
+            names.append(name)
+    return " + ".join(names)
 
 
 def render_markdown(d: Diagnosis) -> str:
@@ -52,8 +75,9 @@ def render_markdown(d: Diagnosis) -> str:
     out.extend(f"{i}. {step}" for i, step in enumerate(d.verification, start=1))
     if d.candidates:
         out.append(f"\n### {label('candidates', lang)}\n")
-        out.append(md_table(["id", "score", "title", "evidence"],
-                            [[c.id, f"{c.score:.2f}", c.title, " / ".join(c.evidence[:2])] for c in d.candidates]))
+        out.append(md_table(["id", "score", "title", "listed by", "evidence"],
+                            [[c.id, f"{c.score:.2f}", c.title, _listed_by(c, lang), " / ".join(c.evidence[:2])]
+                             for c in d.candidates]))
     if d.similar_reports:
         out.append(f"\n### {label('similar_reports', lang)}\n")
         for r in d.similar_reports:
@@ -100,7 +124,9 @@ def render_text(d: Diagnosis, style: Style) -> str:
                f"{label('confidence', lang)}: {confidence}")
     if d.candidates:
         best = d.candidates[0]
-        out.append(f"  {label('candidates', lang)}: " + ", ".join(f"{c.id} ({c.score:.2f})" for c in d.candidates[:3]))
+        out.append(f"  {label('candidates', lang)}: " + ", ".join(
+            f"{c.id} ({c.score:.2f}" + (f"; {_listed_by(c, lang)})" if d.novel and c.matched else ")")
+            for c in d.candidates[:3]))
         out.append(f"  → {style.green(best.id)} {best.title}")
     out.append("")
     out.append(style.bold(f"[2] {label('root_cause', lang)}"))
