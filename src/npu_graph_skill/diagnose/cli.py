@@ -12,6 +12,11 @@ from npu_graph_skill.core.render import (
     FIX_IN_NAMES, Style, default_lang, md_table, phase_name, pick, text_table, to_json,
 )
 
+DIAGNOSE_READING = """A known pattern that matches is named with its fix. When none matches (novel: true), the
+report still gives the likeliest phase and causes, each marked with what listed it (matched in part,
+similar words, similar public reports), and the short-term fix names the first step for each of the
+three likeliest: check them in that order, then collect what the report asks for."""
+
 DIAGNOSE_EPILOG = """examples:
   npu-graph diagnose error.txt                 a saved traceback or worker log
   npu-graph diagnose -e "RuntimeError: NPU graphs must be captured on a non-default stream."
@@ -56,7 +61,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def _diagnose_parser(subparsers, name, help_text):
-    parser = subparsers.add_parser(name, help=help_text, description=help_text.capitalize() + ".",
+    parser = subparsers.add_parser(name, help=help_text, description=help_text.capitalize() + ".\n\n" + DIAGNOSE_READING,
                                    epilog=DIAGNOSE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("inputs", nargs="*", metavar="FILE|DIR|-", help="error text, log file (.gz too), log directory, or - for stdin")
     parser.add_argument("-e", "--error", metavar="TEXT", help="the error text itself, instead of a file")
