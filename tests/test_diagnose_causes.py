@@ -137,3 +137,14 @@ def test_the_report_says_which_sources_listed_each_cause():
     assert "| listed by |" in render_markdown(report)
     known = _judged(KNOWN_MATCH)
     assert "its matchers" in render_markdown(known)
+
+
+def test_a_data_parallel_launch_alone_is_not_evidence_that_the_ranks_disagree():
+    # P-REP-019's cause is ranks that disagree on the step's size or mode; most DP deployments never meet it,
+    # so a DP launch with graph mode and an unrelated error must not vote for it or list it as matched in part
+    launch = diagnose(text="Launched with vllm serve --data-parallel-size 4 and FULL_DECODE_ONLY graphs.\n"
+                           "KeyError: 'attn_metadata'", lang="en")
+    assert not any("P-REP-019" in v["why"] for v in launch.evidence_summary["phase_votes"])
+    differ = diagnose(text="With data parallel size 2 and FULL_DECODE_ONLY, the DP ranks pick different padded "
+                           "token counts for the same step and the MoE all-to-all hangs.", lang="en")
+    assert not differ.novel and differ.candidates[0].id == "P-REP-019"
