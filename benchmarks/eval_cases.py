@@ -19,8 +19,9 @@ the fix goes (against the report's `component`), the dev figures of the reports 
 an example (closer to what an unseen report gets), the figures by kind of input (error line / long
 log / prose only), by backend (NPU or CUDA-graph analogue) and by how sure the thread was of its
 conclusion (the label's confidence: high, medium, low), a calibration table (how often
-reports of each confidence are right) and, with --perturb, how stable phase and top pattern stay when each case is wrapped, prefixed, renumbered, coloured,
-surrounded by prose, cut or given CRLF line ends (benchmarks/perturb.py).
+reports of each confidence are right) and, with --perturb, how stable phase and top pattern stay
+when each case is wrapped, prefixed, renumbered, coloured, surrounded by prose, cut or given CRLF
+line ends (benchmarks/perturb.py; a dev report is judged with itself left out of the reference index).
 """
 from __future__ import annotations
 

@@ -4,8 +4,9 @@
     python benchmarks/label_agreement.py [--second benchmarks/corpus_second_labels.yaml]
 
 The second labels (`corpus_second_labels.yaml`) were given blind to 80 reports of batches 4 to 7
-and 40 of batches 9 to 11, each drawn by a hash of the id, to the 20 of batch 12 and to 19 of 20
-drawn from batch 13 (Performance reports left out): the second labeller saw what the user
+and 40 of batches 9 to 11, each drawn by a hash of the id, to the 20 of batch 12, to 19 of 20
+drawn from batch 13, and to 20 of batch 16 and 10 of batch 17, drawn the same way (Performance
+reports left out): the second labeller saw what the user
 pasted and what the thread concluded (the first labeller's root_cause, fix and evidence), not the
 first labels, and did not run the tool. Printed: agreement on phase and root-cause layer, the
 overlap of expected patterns where both named one, agreement by the second labeller's certainty,

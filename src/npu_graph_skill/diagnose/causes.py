@@ -36,6 +36,10 @@ WORDS_LIMIT = 40
 FIRST_STEPS = 3  # likeliest causes whose first step a novel report suggests
 CAUSE_VOTE = 0.5  # the phases of the three likeliest causes together, against all other votes together
 VOTING_CAUSES = 3
+# What listed a candidate, as its `matched` reasons begin (the report names the sources from these)
+BY_WORDS = "similar words: "
+BY_REPORTS = "concluded in similar public reports: "
+BY_SYMPTOM = "a cause {} ranks"  # a cause the top symptom pattern ranks (engine._with_ranked_causes)
 
 
 def rank_causes(ranked: List[PatternScore], query: str, reports: List[SimilarReport], evidence: Evidence,
@@ -109,10 +113,10 @@ def _candidate(pattern_id: str, score: float, partial: Optional[PatternScore], w
     pattern = knowledge.pattern(pattern_id)
     matched = [d for d, _, w in partial.hits if w > 0] if partial else []
     if words:
-        matched.append("similar words: " + ", ".join(words[1][:8]))
+        matched.append(BY_WORDS + ", ".join(words[1][:8]))
     cited = [r.id for r in reports if pattern_id in r.patterns]
     if cited:
-        matched.append(f"concluded in similar public reports: {', '.join(cited[:4])}")
+        matched.append(BY_REPORTS + ", ".join(cited[:4]))
     return Candidate(id=pattern_id, title=pick(pattern.title, lang), score=score, phase=pattern.phase, kind="pattern",
                      evidence=quoted_lines(evidence, partial.lines) if partial else [], matched=matched)
 

@@ -129,7 +129,8 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
         lang=lang, error=error_line, phase=phase, layer=layer, root_layer=root_layer, fix_in=fix_in,
         confidence=confidence, novel=top is None, candidates=candidates,
         root_cause=_root_cause(pattern, lang, phase, messages, votes),
-        fix=_fix(pattern, lang, evidence, caller_check, internal_check, causes.first_steps(candidates, knowledge, lang)),
+        fix=_fix(pattern, lang, evidence, caller_check, internal_check,
+                 "" if pattern else causes.first_steps(candidates, knowledge, lang)),
         verification=list(pick(pattern.verification, lang)) if pattern else _generic_verification(lang),
         missing=locate.missing_materials(evidence, lang, text, thorough=confidence < 0.8, provided=provided),
         anchors=pattern.anchor_strings() if pattern else [m.entry.raise_site() for m in messages[:3]],
@@ -280,7 +281,7 @@ def _with_ranked_causes(candidates: List[Candidate], knowledge: Knowledge, lang:
         if cause and cause_id not in shown:
             extra.append(Candidate(id=cause_id, title=pick(cause.title, lang), phase=cause.phase, kind="pattern",
                                    score=round(candidates[0].score * RANKED_CAUSE_SHARE, 3),
-                                   matched=[f"a cause {top.id} ranks"]))
+                                   matched=[causes.BY_SYMPTOM.format(top.id)]))
     merged = candidates[:1] + sorted(candidates[1:] + extra, key=lambda c: -c.score)
     return merged[:MAX_CANDIDATES]
 

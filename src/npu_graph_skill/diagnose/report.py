@@ -7,6 +7,7 @@ from typing import List
 
 from npu_graph_skill.core.model import LAYER_NAMES, Candidate, Diagnosis
 from npu_graph_skill.core.render import FIX_IN_NAMES, Style, label, md_table, phase_name, pick
+from npu_graph_skill.diagnose import causes
 from npu_graph_skill.diagnose.match import KNOWN
 
 
@@ -22,11 +23,11 @@ def _also(d: Diagnosis, lang: str) -> str:
     return f" ({label('also_possible', lang)}: {names})"
 
 
-# Why a candidate is listed, from what matched it (diagnose/causes.py writes these reasons)
+# Why a candidate is listed, from the reasons diagnose/causes.py gives it
 SOURCES = (
-    ("concluded in similar public reports", {"en": "similar reports", "zh": "相似报告"}),
-    ("similar words:", {"en": "similar words", "zh": "相似用词"}),
-    ("a cause ", {"en": "a cause of the symptom", "zh": "症状的成因"}),
+    (causes.BY_REPORTS, {"en": "similar reports", "zh": "相似报告"}),
+    (causes.BY_WORDS, {"en": "similar words", "zh": "相似用词"}),
+    (causes.BY_SYMPTOM.split("{")[0], {"en": "a cause of the symptom", "zh": "症状的成因"}),
 )
 MATCHED = {"en": "its matchers", "zh": "模式匹配"}
 MATCHED_IN_PART = {"en": "matched in part", "zh": "部分匹配"}

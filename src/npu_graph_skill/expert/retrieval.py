@@ -232,13 +232,11 @@ class BM25Index:
         rarity it has among all the documents, so a search of the slice ranks its documents as a
         search of the whole would."""
         table = self._weighted()
-        index = BM25Index(dict(self.field_weights), k1=self.k1, b=self.b)
-        index.keys = list(keys)
-        index._tf = [table[p] for p in positions]
-        index._df = Counter({t: self._df[t] for row in index._tf for t in row})  # the words a search of it can meet
-        index._fields = [{} for _ in index.keys]
-        index._documents = self._documents or len(self.keys)
-        return index
+        tf = [table[p] for p in positions]
+        return BM25Index.from_state({
+            "field_weights": dict(self.field_weights), "k1": self.k1, "b": self.b, "keys": list(keys), "tf": tf,
+            "df": {t: self._df[t] for row in tf for t in row},  # the words a search of the slice can meet
+            "documents": self._documents or len(self.keys)})
 
     def idf(self, token: str) -> float:
         n, df = self._documents or len(self.keys), self._df.get(token, 0)
