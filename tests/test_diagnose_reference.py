@@ -158,3 +158,20 @@ def test_threads_that_concluded_are_shown_before_those_that_did_not():
     shown = _reports_to_show([report("open", False), report("fixed-a", True), report("fixed-b", True)])
     assert [r["id"] for r in shown] == ["fixed-a", "fixed-b", "open"]
     assert shown[2]["concluded"] is False
+
+
+def test_the_index_is_read_back_from_a_marshal_copy_and_a_damaged_copy_is_parsed_again(monkeypatch, tmp_path):
+    # the copy saves part of every diagnosis' start-up; it must hold exactly the shipped JSON
+    monkeypatch.setenv("NPU_GRAPH_CACHE_DIR", str(tmp_path))
+    shipped = json.loads(reference.REFERENCE_FILE.read_text(encoding="utf-8"))
+    from npu_graph_skill.expert.ask_cache import shipped_json
+
+    assert shipped_json(str(reference.REFERENCE_FILE), "reference-") == shipped
+    copies = list(tmp_path.glob("reference-*.marshal"))
+    assert len(copies) == 1
+    assert shipped_json(str(reference.REFERENCE_FILE), "reference-") == shipped  # read back from the copy
+    copies[0].write_bytes(b"\x00damaged")
+    assert shipped_json(str(reference.REFERENCE_FILE), "reference-") == shipped
+    monkeypatch.setenv("NPU_GRAPH_NO_CACHE", "1")
+    copies[0].unlink()
+    assert shipped_json(str(reference.REFERENCE_FILE), "reference-") == shipped and not list(tmp_path.glob("*.marshal"))

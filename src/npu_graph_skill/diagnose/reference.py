@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
@@ -79,7 +78,9 @@ def _load() -> Tuple[Any, Dict[str, Dict[str, Any]]]:
     if _INDEX is None:
         from npu_graph_skill.expert.retrieval import BM25Index
 
-        data = json.loads(REFERENCE_FILE.read_text(encoding="utf-8"))
+        from npu_graph_skill.expert.ask_cache import shipped_json
+
+        data = shipped_json(str(REFERENCE_FILE), "reference-")
         if data.get("format") != FORMAT:
             raise ValueError(f"{REFERENCE_FILE.name}: format {data.get('format')!r}, expected {FORMAT}")
         _INDEX = (BM25Index.from_state(data["index"]), {r["id"]: r for r in data["reports"]})

@@ -1,7 +1,8 @@
 """The on-disk copy of `ask`'s knowledge index, so that a fresh `npu-graph ask` skips loading and
 tokenizing the whole knowledge base (about two thirds of its run time); Gate 0's routing index
 (`skill/route_knowledge.py`) and the patterns' part of this index that a diagnosis searches
-(`diagnose/causes.py`) are kept the same way under their own prefixes.
+(`diagnose/causes.py`) are kept the same way under their own prefixes, and the reference index of
+public reports (`diagnose/reference.py`) as a marshal copy of the shipped JSON.
 
 One JSON file per knowledge state under $NPU_GRAPH_CACHE_DIR (default ~/.cache/npu-graph-skill),
 keyed by a digest of the knowledge files and the indexing code; written atomically; any problem
@@ -12,7 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 import os
+import sys
 from typing import Any, Callable, Dict, Iterable, Optional, Tuple
 
 from npu_graph_skill.core.files import atomic_write
@@ -76,19 +79,42 @@ def load(key: str, prefix: str = PREFIX) -> Optional[Dict[str, Any]]:
 def save(key: str, data: Dict[str, Any], prefix: str = PREFIX) -> None:
     """Write the index for `key` and drop the copies of older knowledge states (of the same `prefix`:
     `ask`'s index, Gate 0's routing index)."""
+    payload = json.dumps({"schema": SCHEMA, "key": key, **data}, ensure_ascii=False, separators=(",", ":"))
+    _replace(prefix, f"{prefix}{key}.json", payload.encode("utf-8"))
+
+
+def _replace(prefix: str, name: str, payload: bytes) -> None:
+    """Put `name` in the cache and drop the other files of its prefix and kind (older states)."""
     if not _enabled():
         return
     folder = cache_dir()
+    kind = os.path.splitext(name)[1]
     try:
         os.makedirs(folder, exist_ok=True)
-        atomic_write(os.path.join(folder, f"{prefix}{key}.json"),
-                     json.dumps({"schema": SCHEMA, "key": key, **data}, ensure_ascii=False, separators=(",", ":")),
-                     durable=False)
-        for name in os.listdir(folder):
-            if name.startswith(prefix) and name.endswith(".json") and name != f"{prefix}{key}.json":
-                os.unlink(os.path.join(folder, name))
+        atomic_write(os.path.join(folder, name), payload, durable=False)
+        for other in os.listdir(folder):
+            if other.startswith(prefix) and other.endswith(kind) and other != name:
+                os.unlink(os.path.join(folder, other))
     except OSError:
         pass  # a read-only home or a full disk: answer from memory
+
+
+def shipped_json(path: str, prefix: str) -> Any:
+    """The parsed JSON file `path` (data shipped with the package), read from a marshal copy in the cache
+    when there is one for this file (path, mtime, size) and this Python: marshal loads the reference
+    index in about a third of JSON's time. Else parsed, and the copy written for the next process."""
+    key = f"{files_digest([path])}-py{sys.version_info[0]}{sys.version_info[1]}"
+    name = f"{prefix}{key}.marshal"
+    if _enabled():
+        try:
+            with open(os.path.join(cache_dir(), name), "rb") as handle:
+                return marshal.loads(handle.read())  # load(handle) reads in small pieces: slower than JSON
+        except (OSError, EOFError, ValueError, TypeError):
+            pass  # none yet, damaged or of another version: parsed again below
+    with open(path, encoding="utf-8") as handle:
+        data = json.load(handle)
+    _replace(prefix, name, marshal.dumps(data))
+    return data
 
 
 def bm25_index(key: str, prefix: str, build: Callable[[], Tuple[Any, bool]]) -> Any:
