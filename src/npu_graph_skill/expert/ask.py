@@ -20,6 +20,7 @@ from npu_graph_skill.core.render import default_lang, pick
 from npu_graph_skill.expert.retrieval import BM25Index, tokenize
 
 KINDS = ("concept", "pattern", "code", "constraint", "case")
+CONTEXT_WEIGHT = 0.1  # a matcher weighing this much or less is context (see the patterns' comments)
 # Where a word counts most: an id or error code matched by the question says more than a word
 # somewhere in a long explanation.
 FIELD_WEIGHTS = {"id": 3.0, "code": 4.0, "title": 2.5, "tags": 2.0, "signals": 2.0, "summary": 1.5, "body": 1.0}
@@ -140,7 +141,9 @@ def pattern_entries(knowledge: Any) -> List[Entry]:
         signals = []
         for m in getattr(p, "matchers", None) or []:
             m = m.to_dict() if hasattr(m, "to_dict") else m
-            if isinstance(m, dict) and float(m.get("weight") or 0) > 0:  # negative matchers point elsewhere
+            # negative matchers point elsewhere; context matchers (a DP launch, "graph mode") say where a fault
+            # happens, not what it is: their words do not make the pattern similar to an input
+            if isinstance(m, dict) and float(m.get("weight") or 0) > CONTEXT_WEIGHT:
                 signals.append(" ".join([_regex_words(str(m.get("regex") or "")), str(m.get("code") or ""),
                                          str(m.get("name") or "")]))
         texts = [getattr(p, key, None) for key in ("root_cause", "trigger", "fix_short", "fix_long")]
