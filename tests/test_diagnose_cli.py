@@ -168,6 +168,8 @@ def test_pattern_show_and_unknown_id(run_cli):
     assert code == 0 and "NPUGraph.cpp:270-274" in out
     err = _bad(run_cli, "patterns", "P-CAP-03")
     assert "did you mean" in err and "P-CAP-003" in err
+    # a number written short means the zero-padded id, first, even where P-CAP-030 / P-CAP-031 look closer
+    assert "did you mean P-CAP-003," in _bad(run_cli, "patterns", "p-cap-3")
 
 
 def test_console_script_runs_as_a_process():

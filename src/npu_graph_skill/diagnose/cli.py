@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import re
 import sys
 from typing import List
 
@@ -170,6 +171,15 @@ def _patterns_parser(subparsers, name, help_text):
     return parser
 
 
+def _zero_padded(given: str, ids) -> str:
+    """The id `given` names with its number written short (P-CAP-3, p-cap-03 → P-CAP-003), if it exists."""
+    match = re.fullmatch(r"\s*(P-[A-Z]{3})-0*(\d{1,3})\s*", given, re.IGNORECASE)
+    if not match:
+        return ""
+    wanted = f"{match.group(1).upper()}-{int(match.group(2)):03d}"
+    return wanted if wanted in ids else ""
+
+
 def run_patterns(args) -> int:
     from npu_graph_skill import api
 
@@ -179,6 +189,9 @@ def run_patterns(args) -> int:
         if pattern is None:
             ids = [p.id for p in api.list_patterns()]
             close = difflib.get_close_matches(args.id.upper(), ids, n=3)
+            padded = _zero_padded(args.id, ids)  # "P-CAP-3" / "P-CAP-03" mean P-CAP-003 before P-CAP-030
+            if padded:
+                close = [padded] + [i for i in close if i != padded][:2]
             raise UserError(f"no pattern {args.id}" + (f" (did you mean {', '.join(close)}?)" if close else
                                                          " (npu-graph patterns lists them)"))
         print(to_json(pattern) if args.json else _pattern_text(pattern, lang, markdown=args.md,
