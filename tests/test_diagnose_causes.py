@@ -141,12 +141,12 @@ def test_the_report_says_which_sources_listed_each_cause():
 
 def test_a_data_parallel_launch_alone_is_not_evidence_that_the_ranks_disagree():
     # P-REP-019's cause is ranks that disagree on the step's size or mode; most DP deployments never meet it,
-    # so a DP launch with graph mode and an unrelated error must not match it in part, vote for it by its own
-    # matchers, rank it first or move the phase to replay. (Public reports of DP launches that concluded it
-    # and the pattern's words may still list it lower down, saying so; none of its own matchers may.)
+    # so a DP launch with graph mode and an unrelated error must not vote for it, match it in part, rank it first
+    # or move the phase to replay. (Public reports of DP launches that concluded it and the pattern's words may
+    # still list it lower down, saying so; none of its own matchers may.)
     launch = diagnose(text="Launched with vllm serve --data-parallel-size 4 and FULL_DECODE_ONLY graphs.\n"
                            "KeyError: 'attn_metadata'", lang="en")
-    assert not any("matches P-REP-019" in v["why"] for v in launch.evidence_summary["phase_votes"])
+    assert not any("P-REP-019" in v["why"] for v in launch.evidence_summary["phase_votes"])
     listed = {c.id: c for c in launch.candidates}
     assert launch.candidates[0].id != "P-REP-019" and launch.phase != "replay"
     assert "P-REP-019" not in listed or all(

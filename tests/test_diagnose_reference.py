@@ -169,7 +169,14 @@ def test_the_index_is_read_back_from_a_marshal_copy_and_a_damaged_copy_is_parsed
     assert shipped_json(str(reference.REFERENCE_FILE), "reference-") == shipped
     copies = list(tmp_path.glob("reference-*.marshal"))
     assert len(copies) == 1
-    assert shipped_json(str(reference.REFERENCE_FILE), "reference-") == shipped  # read back from the copy
+    import npu_graph_skill.expert.ask_cache as ask_cache
+
+    def no_json(handle):
+        raise AssertionError("parsed the JSON although a copy was there")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(ask_cache.json, "load", no_json)
+        assert shipped_json(str(reference.REFERENCE_FILE), "reference-") == shipped  # read back from the copy
     copies[0].write_bytes(b"\x00damaged")
     assert shipped_json(str(reference.REFERENCE_FILE), "reference-") == shipped
     monkeypatch.setenv("NPU_GRAPH_NO_CACHE", "1")
