@@ -57,8 +57,8 @@ def rank_causes(ranked: List[PatternScore], query: str, reports: List[SimilarRep
         fused[pattern_id] = (WEIGHTS["partial"] * matched + WEIGHTS["words"] * words.get(pattern_id, (0.0, []))[0]
                              + WEIGHTS["reports"] * shares.get(pattern_id, 0.0))
     order = sorted(fused, key=lambda p: (-fused[p], p))[:limit]
-    return [_candidate(p, round(SCALE * fused[p], 3), partial.get(p), words.get(p), reports, evidence, knowledge, lang)
-            for p in order]
+    return [candidate(knowledge.pattern(p), round(SCALE * fused[p], 3), partial.get(p), evidence, lang,
+                      words.get(p), reports) for p in order]
 
 
 def cause_votes(candidates: List[Candidate], votes: List[Vote]) -> List[Vote]:
@@ -108,16 +108,17 @@ def first_steps(candidates: List[Candidate], knowledge: Knowledge, lang: str) ->
         "; ".join(steps) + "."
 
 
-def _candidate(pattern_id: str, score: float, partial: Optional[PatternScore], words: Optional[Tuple[float, List[str]]],
-               reports: List[SimilarReport], evidence: Evidence, knowledge: Knowledge, lang: str) -> Candidate:
-    pattern = knowledge.pattern(pattern_id)
+def candidate(pattern: Any, score: float, partial: Optional[PatternScore], evidence: Evidence, lang: str,
+              words: Optional[Tuple[float, List[str]]] = None, reports: Collection[SimilarReport] = ()) -> Candidate:
+    """`pattern` listed at `score`, with the lines its matchers quote and what listed it: its matchers'
+    hits, then the similar words and the similar public reports that named it."""
     matched = [d for d, _, w in partial.hits if w > 0] if partial else []
     if words:
         matched.append(BY_WORDS + ", ".join(words[1][:8]))
-    cited = [r.id for r in reports if pattern_id in r.patterns]
+    cited = [r.id for r in reports if pattern.id in r.patterns]
     if cited:
         matched.append(BY_REPORTS + ", ".join(cited[:4]))
-    return Candidate(id=pattern_id, title=pick(pattern.title, lang), score=score, phase=pattern.phase, kind="pattern",
+    return Candidate(id=pattern.id, title=pick(pattern.title, lang), score=score, phase=pattern.phase, kind="pattern",
                      evidence=quoted_lines(evidence, partial.lines) if partial else [], matched=matched)
 
 

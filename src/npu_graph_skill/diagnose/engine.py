@@ -11,12 +11,12 @@ from npu_graph_skill.core.errors import InputError
 from npu_graph_skill.core.ingest import TextSource, read_text, resolve_sources
 from npu_graph_skill.core.model import Candidate, Diagnosis, Evidence
 from npu_graph_skill.core.render import default_lang, pick
-from npu_graph_skill.diagnose import causes, classify, locate
+from npu_graph_skill.diagnose import causes, classify, locate, reference
 from npu_graph_skill.diagnose.evidence import FRAME_RE, extract_evidence
 from npu_graph_skill.diagnose.phase import Vote, close_phases, decide, phase_votes
 from npu_graph_skill.diagnose.wording import SignatureIndex
 from npu_graph_skill.diagnose.match import (
-    KNOWN, EvidenceIndex, MessageHit, PatternScore, match_messages, quoted_lines, rank_patterns,
+    KNOWN, EvidenceIndex, MessageHit, PatternScore, match_messages, rank_patterns,
 )
 from npu_graph_skill.knowledge.loader import Knowledge, load_knowledge
 from npu_graph_skill.knowledge.schema import FAMILY_OF_PHASE
@@ -106,7 +106,7 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
     if top:  # the known match first; the other causes worth checking from the same ranking as a novel input's
         others = causes.rank_causes(ranked[1:], query, _similar_reports(query, None), evidence, knowledge, lang,
                                     MAX_CANDIDATES - 1, shown={top.pattern.id})
-        candidates = [_candidate(top, evidence, lang)] + others
+        candidates = [causes.candidate(top.pattern, round(top.score, 3), top, evidence, lang)] + others
     else:  # say what the evidence is like, with the low scores it deserves
         if reports:
             _vote_similar_reports(reports, votes)
@@ -256,12 +256,6 @@ ERROR_WORDS = re.compile(
 # Report sections
 # --------------------------------------------------------------------------------------------
 
-def _candidate(score: PatternScore, evidence: Evidence, lang: str) -> Candidate:
-    return Candidate(id=score.pattern.id, title=pick(score.pattern.title, lang), score=round(score.score, 3),
-                     phase=score.pattern.phase, kind="pattern", evidence=quoted_lines(evidence, score.lines),
-                     matched=[d for d, _, w in score.hits if w > 0])
-
-
 PROSE_ONLY_CAP = 0.7  # a cause recognised only in the user's own words, not in anything a program printed
 
 
@@ -355,8 +349,6 @@ def _similar_reports(query: str, pattern: Optional[str]) -> list:
     """The nearest public reports of the reference index (diagnose/reference.py), or with `pattern`
     the nearest of those that concluded it; none on any failure."""
     try:
-        from npu_graph_skill.diagnose import reference
-
         return reference.similar_reports(query, pattern=pattern)
     except Exception:  # noqa: BLE001 - the comparison is a help, never a reason to fail a diagnosis
         return []
@@ -367,12 +359,10 @@ def _vote_similar_reports(reports: list, votes: List[Vote]) -> None:
     had never seen, signs and reports together named the phase more often than the signs alone
     (reference.py). Together they weigh as much as every sign together, so the input's own signs
     still decide when the reports disagree."""
-    from npu_graph_skill.diagnose.reference import concluded
-
     signs_weight = sum(v.weight for v in votes if not v.fallback) or 1.0
     if not any(not v.fallback for v in votes):
         votes.clear()  # settings vote only when nothing else does, and the reports do
-    for name, share in concluded(reports, "phase"):
+    for name, share in reference.concluded(reports, "phase"):
         cited = [r.id for r in reports if r.phase == name]
         votes.append(Vote(name, round(REPORT_WEIGHT * signs_weight * share, 3), 0,
                           f"{len(cited)} of {len(reports)} similar public reports concluded {name} ({', '.join(cited[:3])})"))
@@ -389,15 +379,12 @@ def _reports_to_show(reports: list) -> List[Dict[str, Any]]:
     return [r.to_brief() for r in ordered[:SHOWN_REPORTS]]
 
 
-SIMILAR_QUERY_CHARS = 3000  # of the input, as for each report of the reference index (reference.TEXT_CHARS)
-
-
 def _query_text(evidence: Evidence) -> str:
     """The input's words that can name a cause: exception messages, error lines and prose, not log noise."""
     parts = [f"{e.type} {e.message}" for e in evidence.exceptions[-3:]]
     parts += [e.message for e in evidence.log_events if e.level in ("ERROR", "CRITICAL")][:5]
     parts += [line for line in evidence.lines if line.strip() and not FRAME_RE.match(line)][:40]
-    return "\n".join(parts)[:SIMILAR_QUERY_CHARS]
+    return "\n".join(parts)[:reference.TEXT_CHARS]  # as much of the input as of each report of the index
 
 
 def _generic_scope(phase: str, lang: str) -> str:

@@ -27,7 +27,7 @@ FORMAT = 1
 NEIGHBOURS = 8  # reports compared; fewer let one odd neighbour decide, more dilute the near ones
 MIN_SHARED_TERMS = 2  # a neighbour must share two rare words, not only "graph" and "error"
 MIN_IDF = 1.5
-TEXT_CHARS = 3000  # of each report, as for the query (engine.SIMILAR_QUERY_CHARS)
+TEXT_CHARS = 3000  # of each report, and of the input's query words (engine._query_text)
 FIELD_WEIGHTS = {"text": 1.0, "title": 1.0}
 FIX_CHARS = 300
 
