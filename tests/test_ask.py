@@ -424,7 +424,7 @@ def test_a_fresh_process_answers_from_the_disk_index(tmp_path, monkeypatch):
     monkeypatch.setenv("NPU_GRAPH_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(ask_module, "_INDEX", None)
     first = ask("图的内存池怎么共享", lang="en", limit=3)
-    files = list(tmp_path.glob("ask-index-*.json"))
+    files = list(tmp_path.glob("ask-index-*.marshal"))
     assert len(files) == 1
 
     def must_not_load(*_, **__):
@@ -437,20 +437,25 @@ def test_a_fresh_process_answers_from_the_disk_index(tmp_path, monkeypatch):
     assert again.to_dict() == first.to_dict()
 
 
-@pytest.mark.parametrize("damage", ["garbage", "truncated", "other-schema"])
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "other-version"])
 def test_a_damaged_disk_index_is_rebuilt(tmp_path, monkeypatch, damage):
+    import marshal
+
     import npu_graph_skill.expert.ask as ask_module
+    from npu_graph_skill.core import cache
+    from npu_graph_skill.expert import ask_cache
 
     monkeypatch.setenv("NPU_GRAPH_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(ask_module, "_INDEX", None)
     ask("capture_begin", lang="en")
-    path = next(tmp_path.glob("ask-index-*.json"))
-    text = path.read_text(encoding="utf-8")
-    path.write_text({"garbage": "\x00not json", "truncated": text[: len(text) // 2],
-                     "other-schema": text.replace('"npu-graph-skill/ask-index/1"', '"other/9"')}[damage], encoding="utf-8")
+    path = next(tmp_path.glob("ask-index-*.marshal"))
+    data = path.read_bytes()
+    path.write_bytes({"garbage": b"\x00not marshal", "truncated": data[: len(data) // 2],
+                      "other-version": marshal.dumps(("npu-graph-skill/cache/0",) + marshal.loads(data)[1:])}[damage])
     monkeypatch.setattr(ask_module, "_INDEX", None)
     assert ask("what does capture_begin do internally?", lang="en", limit=1).answers[0].id == "capture-begin"
-    assert json.loads(path.read_text(encoding="utf-8"))["schema"] == "npu-graph-skill/ask-index/1"  # rewritten
+    assert isinstance(ask_cache.load(ask_cache.knowledge_key()), dict)  # rewritten
+    assert cache.read(ask_cache.PREFIX, ask_cache.knowledge_key())["entries"]
 
 
 def test_no_disk_index_when_turned_off_or_unwritable(tmp_path, monkeypatch):

@@ -90,11 +90,11 @@ def test_the_patterns_words_are_cached_and_a_damaged_cache_is_rebuilt(monkeypatc
     monkeypatch.setattr(causes, "_WORDS", None)
     query = "capture failed: the drafter's attention metadata has no positions_cpu"
     first = causes._similar_words(query)
-    files = list(tmp_path.glob(f"{causes.WORDS_CACHE_PREFIX}*.json"))
+    files = list(tmp_path.glob(f"{causes.WORDS_CACHE_PREFIX}*.marshal"))
     assert first and len(files) == 1
     monkeypatch.setattr(causes, "_WORDS", None)
     assert causes._similar_words(query) == first  # read back from the file: the same ranking
-    files[0].write_text("{damaged", encoding="utf-8")
+    files[0].write_bytes(files[0].read_bytes()[:100])  # cut short
     monkeypatch.setattr(causes, "_WORDS", None)
     assert causes._similar_words(query) == first
 

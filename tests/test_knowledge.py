@@ -227,3 +227,46 @@ def test_required_literals_cover_alternatives_and_skip_optional_parts():
     assert required_literals(r"(NPU|CUDA) graphs must be captured") == ["graphs must be captured"]
     assert required_literals(r"retCode=0x2[6a]\b|x") is None  # an alternative without a literal
     assert required_literals(r"not allow(ed)? to synchroni[sz]e") == ["to synchroni"]
+    # a required group counts when each of its alternatives holds a literal; the most selective part wins
+    assert required_literals(r"\b(AttributeError|KeyError)\b[^\n]{0,80}(graph|图模式)") == ["attributeerror", "keyerror"]
+    assert required_literals(r"(NPU|MTP)\w*") == ["npu", "mtp"]
+    assert required_literals(r"(captured?)+ on (the )?default stream") == ["default stream"]
+    assert required_literals(r"(captured?)+ on (the )?\w+ stream") == ["capture"]  # a repeat's body is required once
+    assert required_literals(r"(SP|DP) size") == ["size"] and required_literals(r"(SP|DP)\b") is None
+    assert required_literals(r"(捕获|入图)失败") == ["失败"]  # one CJK character is three bytes: enough
+
+
+def test_a_warm_start_reads_the_literals_and_a_start_without_cache_works_them_out_on_demand(tmp_path, monkeypatch):
+    from npu_graph_skill.knowledge import prefilter
+
+    def must_not_parse(regex):
+        raise AssertionError(f"worked out again although the cache holds it: {regex}")
+
+    monkeypatch.setenv("NPU_GRAPH_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(prefilter, "_MEMO", {})
+    cold = build_knowledge()
+    assert len(list(tmp_path.glob("literals*.marshal"))) == 1
+    monkeypatch.setattr(prefilter, "_MEMO", {})  # as in a new process
+    with monkeypatch.context() as patch:
+        patch.setattr(prefilter, "required_literals", must_not_parse)
+        warm = build_knowledge()
+        assert [m.literals() for m in warm.messages] == [m.literals() for m in cold.messages]
+    monkeypatch.setenv("NPU_GRAPH_NO_CACHE", "1")
+    monkeypatch.setattr(prefilter, "_MEMO", {})
+    build_knowledge()
+    assert not prefilter._MEMO  # no cache to keep them in: none worked out ahead of use
+
+
+def test_prefilter_never_rules_out_a_match_in_real_reports():
+    """Over a seventh of the corpus (its reports are what users paste), no regex the prefilter rules out matches."""
+    import yaml
+
+    regexes = [m.regex for p in PATTERNS for m in p.matchers if m.regex and m.type == "message"]
+    regexes += [m.regex for m in KNOWLEDGE.messages] + [s.regex for s in KNOWLEDGE.signs if s.regex]
+    compiled = [(regex, re.compile(regex, re.IGNORECASE), required_literals(regex)) for regex in regexes]
+    texts = [yaml.safe_load(path.read_text(encoding="utf-8"))["error_text"] or ""
+             for path in sorted(CORPUS.glob("*.yaml"))[::7]]
+    assert len(texts) > 140 and sum(literals is not None for _, _, literals in compiled) > 0.9 * len(compiled)
+    missed = [(regex, text[:60]) for text in texts for regex, pattern, literals in compiled
+              if not may_match(literals, text.lower()) and pattern.search(text)]
+    assert not missed

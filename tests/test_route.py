@@ -264,8 +264,8 @@ def test_the_routing_index_is_kept_on_disk_and_reused(tmp_path, monkeypatch):
     monkeypatch.setenv("NPU_GRAPH_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(route_knowledge, "_INDEX", None)
     first = route("what does the super kernel scope do?")
-    assert len(list(tmp_path.glob("route-index-*.json"))) == 1
-    assert not list(tmp_path.glob("ask-index-*.json"))  # its own file, beside ask's
+    assert len(list(tmp_path.glob("route-index-*.marshal"))) == 1
+    assert not list(tmp_path.glob("ask-index-*.marshal"))  # its own file, beside ask's
 
     def must_not_build():
         raise AssertionError("the knowledge was read again although the disk index is current")

@@ -6,10 +6,11 @@ use them as weak `context` matchers; `diagnose.phase` weighs them with the other
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Sequence
 
 from npu_graph_skill.core.model import Evidence
-from npu_graph_skill.knowledge.prefilter import may_match, required_literals
+from npu_graph_skill.knowledge import prefilter
+from npu_graph_skill.knowledge.prefilter import may_match
 
 MAX_CUE_LINES = 50
 
@@ -29,7 +30,7 @@ def cue_lines(lines: Sequence[str], signs: Sequence) -> Dict[str, List[int]]:
     found: Dict[str, List[int]] = {}
     lower = "\n".join(lines).lower()
     for sign in signs:
-        if sign.framework != "generic" or not may_match(_literals(sign.regex), lower):
+        if sign.framework != "generic" or not may_match(prefilter.literals(sign.regex), lower):
             continue
         regex = sign.compiled()["regex"]
         hits = [number for number, line in enumerate(lines, start=1) if regex.search(line)]
@@ -54,14 +55,6 @@ def phase_contexts(evidence: Evidence, cues: Dict[str, List[int]], signs: Sequen
             found.setdefault("update", []).append(frame.input_line)
     return {phase: sorted(set(lines)) for phase, lines in found.items()}
 
-
-_LITERALS: Dict[str, Optional[List[str]]] = {}
-
-
-def _literals(regex: str) -> Optional[List[str]]:
-    if regex not in _LITERALS:
-        _LITERALS[regex] = required_literals(regex)
-    return _LITERALS[regex]
 
 
 def detected_layer(evidence: Evidence, message_layer: str = "") -> str:

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 from npu_graph_skill.core.model import Evidence
 from npu_graph_skill.diagnose.classify import PHASE_OF_CODE
 from npu_graph_skill.diagnose.reflow import FlowText
-from npu_graph_skill.knowledge.prefilter import required_literals
+from npu_graph_skill.knowledge import prefilter
 
 CODE_WEIGHT = 0.45
 MESSAGE_WEIGHT = 0.5
@@ -110,7 +110,7 @@ def _frame_votes(evidence: Evidence, signs: Sequence) -> List[Vote]:
 def _line_votes(flow: FlowText, signs: Sequence, error_line: int) -> List[Vote]:
     votes: List[Vote] = []
     for sign in signs:
-        literals = _literals(sign)
+        literals = prefilter.literals(sign.regex)
         if not flow.may_match(literals):
             continue
         line = flow.search(sign.compiled()["regex"], literals)
@@ -129,14 +129,6 @@ def _line_votes(flow: FlowText, signs: Sequence, error_line: int) -> List[Vote]:
                 vote.weight *= EARLIER_PROGRESS_FACTOR
     return votes
 
-
-_LITERALS: Dict[str, Optional[List[str]]] = {}
-
-
-def _literals(sign) -> Optional[List[str]]:
-    if sign.regex not in _LITERALS:
-        _LITERALS[sign.regex] = required_literals(sign.regex)
-    return _LITERALS[sign.regex]
 
 
 def _counted(votes: Sequence[Vote]) -> List[Vote]:

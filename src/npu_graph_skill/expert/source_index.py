@@ -17,6 +17,7 @@ import re
 import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
+from npu_graph_skill.core import cache
 from npu_graph_skill.core.files import atomic_write
 from npu_graph_skill.expert.source_model import FunctionDef, Site, file_entry, fill_parameters
 from npu_graph_skill.expert.source_tree import MAX_FILE_BYTES, SourceTree, language_of
@@ -48,12 +49,7 @@ def scanner_key() -> str:
 
 
 def cache_dir(environ: Optional[Dict[str, str]] = None) -> str:
-    env = os.environ if environ is None else environ
-    explicit = env.get("NPU_GRAPH_CACHE_DIR", "").strip()
-    if explicit:
-        return os.path.join(os.path.expanduser(explicit), "code-index")
-    base = env.get("XDG_CACHE_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "npu-graph-skill", "code-index")
+    return os.path.join(cache.location(environ), "code-index")
 
 
 def _tree_key(tree: SourceTree) -> str:

@@ -1,24 +1,23 @@
 """Load and validate the knowledge base: patterns, constraints, error codes, code roles, messages.
 
-YAML is parsed once and cached as JSON in the user's cache folder, keyed by a digest of the files,
-so a diagnosis does not pay for a YAML parse (or even `import yaml`) on every start. A cache that
-cannot be written is simply skipped.
+YAML is parsed once and kept in the user's cache folder (`core.cache`), keyed by a digest of the
+files, so a diagnosis does not pay for a YAML parse (or even `import yaml`) on every start. A cache
+that cannot be written is simply skipped.
 """
 from __future__ import annotations
 
 import csv
 import dataclasses
 import hashlib
-import json
 import os
 import re
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 from npu_graph_skill import __version__
-from npu_graph_skill.core.files import atomic_write
+from npu_graph_skill.core import cache
 from npu_graph_skill.core.model import Record
-from npu_graph_skill.knowledge.prefilter import required_literals
+from npu_graph_skill.knowledge import prefilter
 from npu_graph_skill.knowledge.schema import (
     Constraint, ContextSign, KnowledgeError, Pattern, check_matcher_regex, parse_constraint, parse_context_sign,
     parse_pattern, refuse_unsafe_regex,
@@ -67,13 +66,10 @@ class MessageEntry(Record):
     surface: str
     notes: str
     _compiled: Any = dataclasses.field(default=None, repr=False, compare=False)
-    _literals: Any = dataclasses.field(default=False, repr=False, compare=False)
 
     def literals(self) -> Optional[List[str]]:
         """Texts one of which the message must contain (see `prefilter`)."""
-        if self._literals is False:
-            self._literals = required_literals(self.regex)
-        return self._literals
+        return prefilter.literals(self.regex)
 
     def specificity(self) -> int:
         literals = self.literals()
@@ -121,7 +117,7 @@ class Knowledge:
 
 
 # --------------------------------------------------------------------------------------------
-# Raw data: YAML through a JSON cache, CSV directly.
+# Raw data: YAML through the cache, CSV directly.
 # --------------------------------------------------------------------------------------------
 
 def _yaml_files(root: Path) -> List[Path]:
@@ -137,16 +133,6 @@ def _digest(files: List[Path]) -> str:
         h.update(path.name.encode())
         h.update(path.read_bytes())
     return h.hexdigest()[:16]
-
-
-def cache_dir() -> Optional[Path]:
-    explicit = os.environ.get("NPU_GRAPH_CACHE_DIR")
-    if explicit == "":
-        return None  # caching disabled
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "npu-graph-skill"
 
 
 def _load_yaml(path: Path) -> Any:
@@ -167,32 +153,13 @@ def load_raw_yaml(root: Path = KNOWLEDGE_DIR, validate: Optional[Callable[[Dict[
     a file that fails is never cached and a warm cache holds only files that passed."""
     files = _yaml_files(root)
     digest = _digest(files)
-    folder = cache_dir()
-    cached = folder / f"knowledge-{digest}.json" if folder else None
-    if cached and cached.is_file():
-        try:
-            with open(cached, encoding="utf-8") as handle:
-                return json.load(handle)
-        except (OSError, ValueError):
-            pass  # a damaged cache is rebuilt below
+    raw = cache.read("knowledge-", digest)
+    if isinstance(raw, dict):
+        return raw
     raw = {str(path.relative_to(root)): _load_yaml(path) for path in files}
     (validate or check_fresh)(raw)
-    if cached:
-        _write_cache(cached, raw)
+    cache.write("knowledge-", digest, raw)
     return raw
-
-
-def _write_cache(path: Path, raw: Any) -> None:
-    """Write `<name>-<digest>.json` and drop the copies of other knowledge states (`<name>-*.json`)."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(str(path), json.dumps(raw, ensure_ascii=False), durable=False)
-        name = path.name.rsplit("-", 1)[0]
-        for old in path.parent.glob(f"{name}-*.json"):
-            if old != path and old.name.rsplit("-", 1)[0] == name:
-                old.unlink()
-    except OSError:
-        pass  # read-only home, full disk: run without a cache
 
 
 def _read_csv(path: Path) -> List[Dict[str, str]]:
@@ -285,24 +252,28 @@ def build_knowledge(root: Path = KNOWLEDGE_DIR, strict: bool = False) -> Knowled
     if strict:
         check_messages(messages)
     knowledge = Knowledge(patterns, constraints, codes, messages, digest=digest, signs=signs)
+    if cache.enabled():  # computed for all at once only when kept for the next process; else on demand
+        prefilter.seed(derived(knowledge, f"literals{prefilter.VERSION}", lambda: prefilter.table(_regexes(knowledge))))
     knowledge.lint = _lint_config(raw, seen)  # validated with everything else; used by `npu-graph lint`
     return knowledge
 
 
+def _regexes(knowledge: Knowledge) -> List[str]:
+    """Every regex a diagnosis may test against the input: matchers, messages, context signs."""
+    found = [m.regex for p in knowledge.patterns for m in p.matchers if m.regex]
+    found += [m.regex for m in knowledge.messages]
+    return found + [sign.regex for sign in knowledge.signs if sign.regex]
+
+
 def derived(knowledge: Knowledge, name: str, compute: Callable[[], Any]) -> Any:
-    """JSON-able data computed from the knowledge (e.g. the messages' word signatures), cached beside
-    the parsed YAML under the knowledge's digest, so a diagnosis does not recompute it."""
-    folder = cache_dir()
-    path = folder / f"{name}-{knowledge.digest}.json" if folder and knowledge.digest else None
-    if path and path.is_file():
-        try:
-            with open(path, encoding="utf-8") as handle:
-                return json.load(handle)
-        except (OSError, ValueError):
-            pass
-    data = compute()
-    if path:
-        _write_cache(path, data)
+    """Data computed from the knowledge (e.g. the messages' word signatures), cached under the
+    knowledge's digest, so a diagnosis does not recompute it."""
+    prefix = f"{name}-"
+    data = cache.read(prefix, knowledge.digest) if knowledge.digest else cache.MISSING
+    if data is cache.MISSING:
+        data = compute()
+        if knowledge.digest:
+            cache.write(prefix, knowledge.digest, data)
     return data
 
 

@@ -11,7 +11,7 @@ import re
 from typing import Any, Dict, List, Optional
 
 from npu_graph_skill.core.model import FIX_IN, LANGS, Record
-from npu_graph_skill.knowledge.prefilter import required_literals
+from npu_graph_skill.knowledge import prefilter
 from npu_graph_skill.knowledge.regex_safety import regex_hazard
 
 PHASES = ("capture", "replay", "memory", "update", "compile", "environment")
@@ -38,13 +38,10 @@ class Matcher(Record):
     value: str = ""
     phase: str = ""
     _compiled: Any = dataclasses.field(default=None, repr=False, compare=False)
-    _literals: Any = dataclasses.field(default=False, repr=False, compare=False)
 
     def literals(self) -> Optional[List[str]]:
         """Texts one of which any match contains; lets a matcher be skipped without compiling it."""
-        if self._literals is False:
-            self._literals = required_literals(self.regex) if self.regex else None
-        return self._literals
+        return prefilter.literals(self.regex) if self.regex else None
 
     def pattern(self) -> "re.Pattern[str]":
         """The compiled regex (case-insensitive), built on first use."""

@@ -1,0 +1,84 @@
+"""The user's cache folder: what a process computed from the shipped files (the parsed knowledge, the
+search indexes, the reference index), kept for the next process.
+
+One file per kind and state, `<prefix><key>-py<X><Y>.marshal`: marshal reads these three to four times
+faster than JSON (start-up is most of a diagnosis), and its format belongs to one Python version, hence
+the tag in the name. Each file holds (MAGIC, key, data); anything else read back, a damaged or
+truncated file, or a folder that cannot be written just means the data is computed again. Writing a
+state drops the older states of the same prefix. The folder is $NPU_GRAPH_CACHE_DIR, else
+$XDG_CACHE_HOME/npu-graph-skill, else ~/.cache/npu-graph-skill; NPU_GRAPH_NO_CACHE=1 or an empty
+NPU_GRAPH_CACHE_DIR turns it off. It is the user's own folder: marshal is not meant for untrusted
+bytes, and nothing here reads files anyone else wrote.
+"""
+from __future__ import annotations
+
+import marshal
+import os
+import sys
+from typing import Any, Dict, Optional
+
+from npu_graph_skill.core.files import atomic_write
+
+MAGIC = "npu-graph-skill/cache/1"
+SUFFIX = f"-py{sys.version_info[0]}{sys.version_info[1]}.marshal"
+MISSING = object()  # read()'s answer when there is nothing usable (None is valid data)
+
+
+def location(environ: Optional[Dict[str, str]] = None) -> str:
+    """Where the cache lives (also the default home of the code index), whether or not it is on."""
+    env = os.environ if environ is None else environ
+    explicit = env.get("NPU_GRAPH_CACHE_DIR", "").strip()
+    if explicit:
+        return os.path.expanduser(explicit)
+    base = env.get("XDG_CACHE_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "npu-graph-skill")
+
+
+def enabled() -> bool:
+    if os.environ.get("NPU_GRAPH_NO_CACHE", "").strip().lower() in ("1", "true", "yes"):
+        return False
+    return os.environ.get("NPU_GRAPH_CACHE_DIR") != ""
+
+
+def path(prefix: str, key: str) -> str:
+    return os.path.join(location(), f"{prefix}{key}{SUFFIX}")
+
+
+def read(prefix: str, key: str) -> Any:
+    """The data written for (prefix, key) by this Python version, or MISSING."""
+    if not enabled():
+        return MISSING
+    try:
+        with open(path(prefix, key), "rb") as handle:
+            stored = marshal.loads(handle.read())  # marshal.load(handle) reads in small pieces: slower
+    except (OSError, EOFError, ValueError, TypeError):
+        return MISSING  # none yet, damaged, truncated
+    if isinstance(stored, tuple) and len(stored) == 3 and stored[0] == MAGIC and stored[1] == key:
+        return stored[2]
+    return MISSING
+
+
+def write(prefix: str, key: str, data: Any) -> bool:
+    """Keep `data` for (prefix, key: a hex digest) and drop the files of other keys under `prefix`. False when it
+    could not be kept (turned off, unwritable folder, full disk, data marshal cannot hold)."""
+    if not enabled():
+        return False
+    target = path(prefix, key)
+    try:
+        payload = marshal.dumps((MAGIC, key, data))
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        atomic_write(target, payload, durable=False)
+        for other in os.listdir(os.path.dirname(target)):
+            if other.startswith(prefix) and other.endswith(".marshal") and other != os.path.basename(target) \
+                    and _same_prefix(other, prefix):
+                os.unlink(os.path.join(os.path.dirname(target), other))
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def _same_prefix(name: str, prefix: str) -> bool:
+    """`name` is a state of `prefix` itself, not of a longer prefix that starts with it (keys are hex
+    digests, so "knowledge-" never sweeps away a "knowledge-index-...")."""
+    key = name[len(prefix):].split("-py", 1)[0]
+    return bool(key) and all(char in "0123456789abcdef" for char in key)

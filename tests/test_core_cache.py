@@ -1,0 +1,55 @@
+"""The cache folder: what one process computed is read back by the next, and anything wrong with a
+cached file (damaged, cut short, another format or key, an unwritable folder) only means computing
+again."""
+from __future__ import annotations
+
+import marshal
+
+from npu_graph_skill.core import cache
+
+KEY = "0123456789abcdef"
+
+
+def test_a_state_is_read_back_and_older_states_of_its_kind_are_dropped(tmp_path, monkeypatch):
+    monkeypatch.setenv("NPU_GRAPH_CACHE_DIR", str(tmp_path))
+    data = {"tf": [{"capture": 1.5}], "keys": ("P-CAP-001",), 3: None}
+    assert cache.write("words-", "aaaa", {"old": 1})
+    assert cache.write("words-index-", "bbbb", {"other": 2})  # a longer prefix: another kind
+    assert cache.write("words-", KEY, data)
+    assert cache.read("words-", KEY) == data  # tuples and int keys survive, unlike JSON
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == [f"words-{KEY}{cache.SUFFIX}", f"words-index-bbbb{cache.SUFFIX}"]
+    assert cache.read("words-", "aaaa") is cache.MISSING
+
+
+def test_damaged_cut_or_foreign_files_read_as_missing(tmp_path, monkeypatch):
+    monkeypatch.setenv("NPU_GRAPH_CACHE_DIR", str(tmp_path))
+    cache.write("knowledge-", KEY, {"patterns": [1, 2, 3]})
+    path = tmp_path / f"knowledge-{KEY}{cache.SUFFIX}"
+    whole = path.read_bytes()
+    for damaged in (b"\x00garbage", whole[: len(whole) // 2], marshal.dumps({"patterns": [1]}),
+                    marshal.dumps(("npu-graph-skill/cache/0", KEY, {})), marshal.dumps((cache.MAGIC, "ffff", {}))):
+        path.write_bytes(damaged)
+        assert cache.read("knowledge-", KEY) is cache.MISSING
+    assert cache.write("knowledge-", KEY, None) and cache.read("knowledge-", KEY) is None  # None is data
+
+
+def test_off_unwritable_or_unmarshallable_means_no_file_and_no_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("NPU_GRAPH_CACHE_DIR", str(tmp_path / "off"))
+    monkeypatch.setenv("NPU_GRAPH_NO_CACHE", "1")
+    assert not cache.write("x-", KEY, 1) and cache.read("x-", KEY) is cache.MISSING
+    assert not (tmp_path / "off").exists()
+    monkeypatch.delenv("NPU_GRAPH_NO_CACHE")
+    monkeypatch.setenv("NPU_GRAPH_CACHE_DIR", "")  # set but empty: off too (a read-only home's choice)
+    assert not cache.enabled() and not cache.write("x-", KEY, 1)
+    (tmp_path / "file").write_text("not a folder")
+    monkeypatch.setenv("NPU_GRAPH_CACHE_DIR", str(tmp_path / "file"))
+    assert not cache.write("x-", KEY, 1) and cache.read("x-", KEY) is cache.MISSING
+    monkeypatch.setenv("NPU_GRAPH_CACHE_DIR", str(tmp_path / "ok"))
+    assert not cache.write("x-", KEY, {"a": object()})  # marshal cannot hold it: not kept, no error
+    assert cache.read("x-", KEY) is cache.MISSING
+
+
+def test_the_location_follows_the_environment(tmp_path):
+    assert cache.location({"NPU_GRAPH_CACHE_DIR": str(tmp_path)}) == str(tmp_path)
+    assert cache.location({"XDG_CACHE_HOME": str(tmp_path)}) == str(tmp_path / "npu-graph-skill")
