@@ -238,3 +238,20 @@ def test_the_frame_where_code_called_in_skips_torch_triton_and_python_itself():
         "RuntimeError: operation not permitted when stream is capturing\n")
     frame = locate.user_frame(evidence)
     assert frame.function == "capture" and locate.framework_frame(frame)
+
+
+def test_a_message_wrapped_over_three_lines_is_found_from_a_literal_on_its_last_line():
+    # vLLM's downgrade warning, wrapped by the width: the most selective literal
+    # ("setting cudagraph_mode=") begins two lines below where the message does
+    import re
+
+    from npu_graph_skill.knowledge.prefilter import required_literals
+
+    regex = r"CUDAGraphMode\.\w+ is not supported with [^\n]{0,120}setting cudagraph_mode="
+    lines = ["INFO start", "WARNING compilation.py CUDAGraphMode.FULL is not supported with",
+             "DeepseekV41ROCMAiterSparseSWABackend backend (support:",
+             "AttentionCGSupport.UNIFORM_BATCH); setting cudagraph_mode=FULL_AND_PIECEWISE"]
+    literals = required_literals(regex)
+    assert literals == ["setting cudagraph_mode="]
+    assert FlowText(lines).search(re.compile(regex, re.IGNORECASE), literals) == 2
+    assert FlowText(lines[:3] + ["other text", lines[3]]).search(re.compile(regex, re.IGNORECASE), literals) == 0  # 4 lines: not one message

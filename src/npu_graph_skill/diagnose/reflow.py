@@ -140,10 +140,13 @@ class FlowText:
                 return number
         if not literals:
             return 0
+        tried = set()
         for number in sorted({n for lines in found for n in lines[:SPAN_CANDIDATES]}):
-            for first in (number - 1, number):
-                if self._spans(regex, first):
-                    return first
+            for first in (number - 2, number - 1, number):  # a match over up to 3 lines may begin 2 lines up
+                if first not in tried:
+                    tried.add(first)
+                    if self._spans(regex, first):
+                        return first
         return 0
 
     def _spans(self, regex: "re.Pattern[str]", first: int) -> bool:
