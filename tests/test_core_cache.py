@@ -53,3 +53,39 @@ def test_off_unwritable_or_unmarshallable_means_no_file_and_no_error(tmp_path, m
 def test_the_location_follows_the_environment(tmp_path):
     assert cache.location({"NPU_GRAPH_CACHE_DIR": str(tmp_path)}) == str(tmp_path)
     assert cache.location({"XDG_CACHE_HOME": str(tmp_path)}) == str(tmp_path / "npu-graph-skill")
+
+
+def test_a_read_only_home_keeps_its_cache_in_a_private_temporary_folder(tmp_path, monkeypatch):
+    # the default location cannot be made (here: its parent is a file, which stops root too)
+    blocked = tmp_path / "home-cache"
+    blocked.write_text("a file where the cache folder's parent should be")
+    monkeypatch.delenv("NPU_GRAPH_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))
+    monkeypatch.setattr(cache.tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    assert cache.write("knowledge-", KEY, {"kept": True})
+    assert cache.read("knowledge-", KEY) == {"kept": True}
+    stand_in = tmp_path / "tmp" / f"npu-graph-skill-{cache._uid()}"
+    assert (stand_in / f"knowledge-{KEY}{cache.SUFFIX}").is_file()
+    assert stand_in.stat().st_mode & 0o777 == 0o700
+
+
+def test_a_stand_in_others_can_write_to_is_not_used(tmp_path, monkeypatch):
+    monkeypatch.delenv("NPU_GRAPH_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file"))
+    (tmp_path / "file").write_text("not a folder")
+    monkeypatch.setattr(cache.tempfile, "tempdir", str(tmp_path))
+    shared = tmp_path / f"npu-graph-skill-{cache._uid()}"
+    shared.mkdir()
+    shared.chmod(0o777)  # someone else could plant a file here: marshal must not read it
+    (shared / f"knowledge-{KEY}{cache.SUFFIX}").write_bytes(marshal.dumps((cache.MAGIC, KEY, {"planted": 1})))
+    assert cache.read("knowledge-", KEY) is cache.MISSING
+    assert not cache.write("knowledge-", KEY, {"kept": True})
+
+
+def test_an_explicit_folder_is_taken_as_it_is(tmp_path, monkeypatch):
+    (tmp_path / "file").write_text("not a folder")
+    monkeypatch.setenv("NPU_GRAPH_CACHE_DIR", str(tmp_path / "file"))
+    monkeypatch.setattr(cache.tempfile, "tempdir", str(tmp_path))
+    assert cache.folder() == str(tmp_path / "file")
+    assert not cache.write("x-", KEY, 1) and not list(tmp_path.glob("npu-graph-skill-*"))

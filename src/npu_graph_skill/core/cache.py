@@ -6,15 +6,20 @@ faster than JSON (start-up is most of a diagnosis), and its format belongs to on
 the tag in the name. Each file holds (MAGIC, key, data); anything else read back, a damaged or
 truncated file, or a folder that cannot be written just means the data is computed again. Writing a
 state drops the older states of the same prefix. The folder is $NPU_GRAPH_CACHE_DIR, else
-$XDG_CACHE_HOME/npu-graph-skill, else ~/.cache/npu-graph-skill; NPU_GRAPH_NO_CACHE=1 or an empty
-NPU_GRAPH_CACHE_DIR turns it off. It is the user's own folder: marshal is not meant for untrusted
-bytes, and nothing here reads files anyone else wrote.
+$XDG_CACHE_HOME/npu-graph-skill, else ~/.cache/npu-graph-skill; where that default cannot be written
+(a read-only home, as in a container with a read-only root file system) a private folder in the
+system's temporary directory (`npu-graph-skill-<uid>`) stands in, else every diagnosis would rebuild
+the indexes (about 4.5 times the start-up). NPU_GRAPH_NO_CACHE=1 or an empty NPU_GRAPH_CACHE_DIR turns
+caching off. The folder is the user's own: marshal is not meant for untrusted bytes, so the stand-in
+is used only when it is a directory this user owns that no one else can write to.
 """
 from __future__ import annotations
 
 import marshal
 import os
+import stat
 import sys
+import tempfile
 from typing import Any, Dict, Optional
 
 from npu_graph_skill.core.files import atomic_write
@@ -34,6 +39,48 @@ def location(environ: Optional[Dict[str, str]] = None) -> str:
     return os.path.join(base, "npu-graph-skill")
 
 
+_FOLDER: Dict[tuple, str] = {}  # the folder chosen for an environment, decided once a process
+
+
+def folder() -> str:
+    """Where this process keeps its files: `location()`, or the private stand-in when the default
+    location cannot be written (an explicit NPU_GRAPH_CACHE_DIR is taken as it is)."""
+    key = tuple(os.environ.get(name) for name in ("NPU_GRAPH_CACHE_DIR", "XDG_CACHE_HOME", "HOME"))
+    if key not in _FOLDER:
+        preferred = location()
+        chosen = preferred
+        if not os.environ.get("NPU_GRAPH_CACHE_DIR", "").strip() and not _writable(preferred):
+            stand_in = os.path.join(tempfile.gettempdir(), f"npu-graph-skill-{_uid()}")
+            if _private(stand_in):
+                chosen = stand_in
+        _FOLDER[key] = chosen
+    return _FOLDER[key]
+
+
+def _uid() -> str:
+    getuid = getattr(os, "getuid", None)
+    return str(getuid()) if getuid else os.environ.get("USERNAME", "user")
+
+
+def _writable(path: str) -> bool:
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError:
+        return False
+    return os.access(path, os.W_OK)
+
+
+def _private(path: str) -> bool:
+    """A directory of this user's that no one else may write to (created so when missing)."""
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        info = os.lstat(path)
+    except OSError:
+        return False
+    owner_ok = not hasattr(os, "getuid") or info.st_uid == os.getuid()
+    return stat.S_ISDIR(info.st_mode) and owner_ok and not info.st_mode & 0o022
+
+
 def enabled() -> bool:
     if os.environ.get("NPU_GRAPH_NO_CACHE", "").strip().lower() in ("1", "true", "yes"):
         return False
@@ -41,7 +88,7 @@ def enabled() -> bool:
 
 
 def path(prefix: str, key: str) -> str:
-    return os.path.join(location(), f"{prefix}{key}{SUFFIX}")
+    return os.path.join(folder(), f"{prefix}{key}{SUFFIX}")
 
 
 def read(prefix: str, key: str) -> Any:
