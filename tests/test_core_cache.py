@@ -15,10 +15,12 @@ def test_a_state_is_read_back_and_older_states_of_its_kind_are_dropped(tmp_path,
     data = {"tf": [{"capture": 1.5}], "keys": ("P-CAP-001",), 3: None}
     assert cache.write("words-", "aaaa", {"old": 1})
     assert cache.write("words-index-", "bbbb", {"other": 2})  # a longer prefix: another kind
+    (tmp_path / "words-cccc.json").write_text("{}")  # what releases before this cache wrote
+    (tmp_path / "words-py311.marshal.tmp").write_text("")  # not a state of "words-": kept
     assert cache.write("words-", KEY, data)
     assert cache.read("words-", KEY) == data  # tuples and int keys survive, unlike JSON
     names = sorted(p.name for p in tmp_path.iterdir())
-    assert names == [f"words-{KEY}{cache.SUFFIX}", f"words-index-bbbb{cache.SUFFIX}"]
+    assert names == [f"words-{KEY}{cache.SUFFIX}", f"words-index-bbbb{cache.SUFFIX}", "words-py311.marshal.tmp"]
     assert cache.read("words-", "aaaa") is cache.MISSING
 
 

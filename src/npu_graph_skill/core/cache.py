@@ -106,8 +106,8 @@ def read(prefix: str, key: str) -> Any:
 
 
 def write(prefix: str, key: str, data: Any) -> bool:
-    """Keep `data` for (prefix, key: a hex digest) and drop the files of other keys under `prefix`. False when it
-    could not be kept (turned off, unwritable folder, full disk, data marshal cannot hold)."""
+    """Keep `data` for (prefix, key: a hex digest) and drop the other states of `prefix`. False when
+    it could not be kept (turned off, unwritable folder, full disk, data marshal cannot hold)."""
     if not enabled():
         return False
     target = path(prefix, key)
@@ -116,16 +116,24 @@ def write(prefix: str, key: str, data: Any) -> bool:
         os.makedirs(os.path.dirname(target), exist_ok=True)
         atomic_write(target, payload, durable=False)
         for other in os.listdir(os.path.dirname(target)):
-            if other.startswith(prefix) and other.endswith(".marshal") and other != os.path.basename(target) \
-                    and _same_prefix(other, prefix):
+            if other != os.path.basename(target) and _older_state(other, prefix):
                 os.unlink(os.path.join(os.path.dirname(target), other))
     except (OSError, ValueError):
         return False
     return True
 
 
-def _same_prefix(name: str, prefix: str) -> bool:
-    """`name` is a state of `prefix` itself, not of a longer prefix that starts with it (keys are hex
+def _older_state(name: str, prefix: str) -> bool:
+    """`name` is another state of `prefix` itself: a marshal file of any Python version, or the JSON file
+    of releases before this cache, and not a file of a longer prefix that starts with it (keys are hex
     digests, so "knowledge-" never sweeps away a "knowledge-index-...")."""
-    key = name[len(prefix):].split("-py", 1)[0]
+    if not name.startswith(prefix):
+        return False
+    stem = name[len(prefix):]
+    if stem.endswith(".marshal"):
+        key = stem.split("-py", 1)[0]
+    elif stem.endswith(".json"):
+        key = stem[:-len(".json")]
+    else:
+        return False
     return bool(key) and all(char in "0123456789abcdef" for char in key)

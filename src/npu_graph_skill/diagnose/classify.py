@@ -10,7 +10,6 @@ from typing import Dict, List, Sequence
 
 from npu_graph_skill.core.model import Evidence
 from npu_graph_skill.knowledge import prefilter
-from npu_graph_skill.knowledge.prefilter import may_match
 
 MAX_CUE_LINES = 50
 
@@ -30,7 +29,7 @@ def cue_lines(lines: Sequence[str], signs: Sequence) -> Dict[str, List[int]]:
     found: Dict[str, List[int]] = {}
     lower = "\n".join(lines).lower()
     for sign in signs:
-        if sign.framework != "generic" or not may_match(prefilter.literals(sign.regex), lower):
+        if sign.framework != "generic" or not prefilter.may_match(prefilter.literals(sign.regex), lower):
             continue
         regex = sign.compiled()["regex"]
         hits = [number for number, line in enumerate(lines, start=1) if regex.search(line)]
@@ -54,7 +53,6 @@ def phase_contexts(evidence: Evidence, cues: Dict[str, List[int]], signs: Sequen
         elif name in ("update", "update_capture_record"):
             found.setdefault("update", []).append(frame.input_line)
     return {phase: sorted(set(lines)) for phase, lines in found.items()}
-
 
 
 def detected_layer(evidence: Evidence, message_layer: str = "") -> str:

@@ -130,7 +130,6 @@ def _line_votes(flow: FlowText, signs: Sequence, error_line: int) -> List[Vote]:
     return votes
 
 
-
 def _counted(votes: Sequence[Vote]) -> List[Vote]:
     """Fallback votes (settings) count only when no other sign voted."""
     return [v for v in votes if not v.fallback] or list(votes)
