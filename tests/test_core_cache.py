@@ -91,3 +91,13 @@ def test_an_explicit_folder_is_taken_as_it_is(tmp_path, monkeypatch):
     monkeypatch.setattr(cache.tempfile, "tempdir", str(tmp_path))
     assert cache.folder() == str(tmp_path / "file")
     assert not cache.write("x-", KEY, 1) and not list(tmp_path.glob("npu-graph-skill-*"))
+
+
+def test_a_files_key_changes_with_the_file_and_the_salt(tmp_path):
+    shipped = tmp_path / "index.json"
+    shipped.write_text("[1]")
+    key = cache.files_key([str(shipped)], "a")
+    assert key == cache.files_key([str(shipped), str(tmp_path / "absent")], "a")  # a missing file is skipped
+    assert key != cache.files_key([str(shipped)], "b")
+    shipped.write_text("[1, 2]")  # another size (and time): another state
+    assert key != cache.files_key([str(shipped)], "a")

@@ -164,18 +164,18 @@ def test_the_index_is_read_back_from_a_marshal_copy_and_a_damaged_copy_is_parsed
     # the copy saves part of every diagnosis' start-up; it must hold exactly the shipped JSON
     monkeypatch.setenv("NPU_GRAPH_CACHE_DIR", str(tmp_path))
     shipped = json.loads(reference.REFERENCE_FILE.read_text(encoding="utf-8"))
-    from npu_graph_skill.expert.ask_cache import shipped_json
+    from npu_graph_skill.core.cache import shipped_json
 
     assert shipped_json(str(reference.REFERENCE_FILE), "reference-") == shipped
     copies = list(tmp_path.glob("reference-*.marshal"))
     assert len(copies) == 1
-    import npu_graph_skill.expert.ask_cache as ask_cache
+    from npu_graph_skill.core import cache
 
     def no_json(handle):
         raise AssertionError("parsed the JSON although a copy was there")
 
     with monkeypatch.context() as patch:
-        patch.setattr(ask_cache.json, "load", no_json)
+        patch.setattr(cache.json, "load", no_json)
         assert shipped_json(str(reference.REFERENCE_FILE), "reference-") == shipped  # read back from the copy
     copies[0].write_bytes(b"\x00damaged")
     assert shipped_json(str(reference.REFERENCE_FILE), "reference-") == shipped

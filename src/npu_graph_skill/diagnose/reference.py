@@ -78,7 +78,7 @@ def _load() -> Tuple[Any, Dict[str, Dict[str, Any]]]:
     if _INDEX is None:
         from npu_graph_skill.expert.retrieval import BM25Index
 
-        from npu_graph_skill.expert.ask_cache import shipped_json
+        from npu_graph_skill.core.cache import shipped_json
 
         data = shipped_json(str(REFERENCE_FILE), "reference-")
         if data.get("format") != FORMAT:

@@ -1,8 +1,7 @@
 """The on-disk copy of `ask`'s knowledge index, so that a fresh `npu-graph ask` skips loading and
 tokenizing the whole knowledge base (about two thirds of its run time); Gate 0's routing index
 (`skill/route_knowledge.py`) and the patterns' part of this index that a diagnosis searches
-(`diagnose/causes.py`) are kept the same way under their own prefixes, and the reference index of
-public reports (`diagnose/reference.py`) as a marshal copy of the shipped JSON.
+(`diagnose/causes.py`) are kept the same way under their own prefixes.
 
 Kept in the user's cache folder (`core.cache`), keyed by a digest of the knowledge files and the
 indexing code; any problem (unwritable directory, damaged file, another version) just means the index
@@ -10,8 +9,6 @@ is built in memory.
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from typing import Any, Callable, Dict, Iterable, Optional, Tuple
 
@@ -21,20 +18,9 @@ SCHEMA = "npu-graph-skill/ask-index/1"
 PREFIX = "ask-index-"
 
 
-def digest(stamps: Iterable[Any]) -> str:
-    return hashlib.sha1(repr((SCHEMA, tuple(stamps))).encode("utf-8", "replace")).hexdigest()[:16]
-
-
 def files_digest(paths: Iterable[str]) -> str:
-    """A digest of (path, mtime, size) of the files an index is made from (missing ones are skipped)."""
-    stamps = []
-    for path in paths:
-        try:
-            st = os.stat(path)
-        except OSError:
-            continue
-        stamps.append((path, st.st_mtime_ns, st.st_size))
-    return digest(stamps)
+    """A key of (path, mtime, size) of the files an index is made from (missing ones are skipped)."""
+    return cache.files_key(paths, SCHEMA)
 
 
 def knowledge_key() -> str:
@@ -57,19 +43,6 @@ def load(key: str, prefix: str = PREFIX) -> Optional[Dict[str, Any]]:
 def save(key: str, data: Dict[str, Any], prefix: str = PREFIX) -> None:
     """Keep the index for `key` (and drop the copies of older knowledge states under `prefix`)."""
     cache.write(prefix, key, data)
-
-
-def shipped_json(path: str, prefix: str) -> Any:
-    """The parsed JSON file `path` (data shipped with the package), read from the cache's copy when
-    there is one for this file (path, mtime, size): marshal loads the reference index in about a third
-    of JSON's time. Else parsed, and the copy written for the next process."""
-    key = files_digest([path])
-    data = cache.read(prefix, key)
-    if data is cache.MISSING:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-        cache.write(prefix, key, data)
-    return data
 
 
 def bm25_index(key: str, prefix: str, build: Callable[[], Tuple[Any, bool]]) -> Any:
