@@ -143,3 +143,17 @@ def test_phase_vocabulary_is_shared_with_patterns(phase):
     from npu_graph_skill.core.model import Phase
 
     assert Phase.parse(phase).value == phase
+
+
+def test_a_traceback_that_stops_at_printing_a_tensor_in_capture_names_the_host_read():
+    """A frame's line is the call that was running when the error rose: printing a device tensor reads it
+    on the host, which a capture refuses (P-CAP-001), even when the paste is cut before the error line."""
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/opt/venv/lib/python3.10/site-packages/vllm_ascend/worker/model_runner_v1.py", line 2290, in _capture_model\n'
+        "    self._dummy_run(num_tokens)\n"
+        '  File "/opt/venv/lib/python3.10/site-packages/my_model/modeling.py", line 141, in forward\n'
+        "    print(hidden_states)\n")
+    report = diagnose(text=text, lang="en")
+    assert report.novel and report.phase == "capture"
+    assert report.candidates[0].id == "P-CAP-001"
