@@ -157,3 +157,16 @@ def test_a_traceback_that_stops_at_printing_a_tensor_in_capture_names_the_host_r
     report = diagnose(text=text, lang="en")
     assert report.novel and report.phase == "capture"
     assert report.candidates[0].id == "P-CAP-001"
+
+
+def test_a_kernel_fault_reported_at_a_host_read_is_not_read_as_a_refused_host_read():
+    """An asynchronous kernel fault surfaces at the next `.item()`: that frame is not evidence of a host read
+    the capture refused (P-CAP-001's own matchers stay silent; similar words may still list it)."""
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 88, in step\n'
+        "    loss_value = loss.item()\n"
+        "RuntimeError: CUDA error: device-side assert triggered\n")
+    report = diagnose(text=text, lang="en")
+    host_read = next((c for c in report.candidates if c.id == "P-CAP-001"), None)
+    assert host_read is None or not any(m.startswith("frame:") for m in host_read.matched)
