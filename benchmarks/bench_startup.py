@@ -10,8 +10,8 @@ Each command runs as a fresh process (a cold interpreter) several times; medians
 the knowledge files); "no cache" forbids writing one (a read-only home). Goal: ≤ 8× the baseline
 (warm cache). The package's bytecode is compiled first, as an install does: with
 PYTHONDONTWRITEBYTECODE set (some CI images set it) every run would otherwise compile the sources
-again, which the baseline's installed `yaml` never does. `route` reads the routing table and scores the request against the sub-skills'
-knowledge, whose index is cached the same way.
+again, which the baseline's installed `yaml` never does. `route` reads the routing table and scores
+the request against the sub-skills' knowledge, whose index is cached the same way.
 """
 from __future__ import annotations
 
