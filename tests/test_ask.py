@@ -471,3 +471,23 @@ def test_no_disk_index_when_turned_off_or_unwritable(tmp_path, monkeypatch):
     monkeypatch.setenv("NPU_GRAPH_CACHE_DIR", str(tmp_path / "file"))
     monkeypatch.setattr(ask_module, "_INDEX", None)
     assert ask("capture_begin", lang="en").answers  # answers from memory, says nothing
+
+
+def test_a_message_known_in_several_wordings_does_not_weigh_more_in_the_words_search():
+    """The same words in a torch_npu, a PyTorch and a vLLM wording of one message count once: a pattern
+    that learns another wording of its fault must not outrank the others on every input with those words."""
+    from types import SimpleNamespace
+
+    from npu_graph_skill.expert.ask import pattern_entries
+
+    def pattern(pid, regexes):
+        return SimpleNamespace(id=pid, title={"en": pid}, phase="capture", anchors=[],
+                               matchers=[{"type": "message", "regex": r, "weight": 0.9} for r in regexes])
+
+    once = pattern("P-A", ["This NPUGraph instance already owns a captured graph"])
+    thrice = pattern("P-B", ["This NPUGraph instance already owns a captured graph",
+                             "This CUDAGraph instance already owns a captured graph",
+                             "This (CUDA|NPU)Graph instance already owns a captured graph"])
+    signals = {e.id: e.fields["signals"].split() for e in pattern_entries(SimpleNamespace(patterns=[once, thrice]))}
+    assert signals["P-B"].count("captured") == 1
+    assert set(signals["P-A"]) <= set(signals["P-B"])

@@ -134,6 +134,16 @@ def _regex_words(regex: str) -> str:
     return _REGEX_NOISE_RE.sub(" ", regex or "")
 
 
+def _distinct_words(texts: List[str]) -> str:
+    """Each word once: a pattern that knows a message in five wordings (torch_npu's, PyTorch's, vLLM's ...)
+    is not five times as similar to an input with that word as a pattern that knows it once."""
+    seen: Dict[str, None] = {}
+    for text in texts:
+        for word in text.split():
+            seen.setdefault(word.lower(), None)
+    return " ".join(seen)
+
+
 def pattern_entries(knowledge: Any) -> List[Entry]:
     """Failure patterns: their texts, plus the words of what they match (messages, codes, APIs)."""
     entries = []
@@ -151,7 +161,7 @@ def pattern_entries(knowledge: Any) -> List[Entry]:
         entries.append(Entry(
             kind="pattern", id=p.id, title=getattr(p, "title", None) or {}, snippet=getattr(p, "root_cause", None) or {},
             anchors=_anchor_dicts(getattr(p, "anchors", None)),
-            fields={"id": p.id, "title": _both(getattr(p, "title", "")), "signals": " ".join(signals),
+            fields={"id": p.id, "title": _both(getattr(p, "title", "")), "signals": _distinct_words(signals),
                     "tags": str(getattr(p, "phase", "") or ""), "body": "\n".join(_both(t) for t in texts)},
             detail=detail, exact=(p.id.lower(),)))
     return entries
