@@ -255,3 +255,20 @@ def test_a_message_wrapped_over_three_lines_is_found_from_a_literal_on_its_last_
     assert literals == ["setting cudagraph_mode="]
     assert FlowText(lines).search(re.compile(regex, re.IGNORECASE), literals) == 2
     assert FlowText(lines[:3] + ["other text", lines[3]]).search(re.compile(regex, re.IGNORECASE), literals) == 0  # 4 lines: not one message
+
+
+def test_a_matcher_marked_not_reworded_is_found_only_as_written():
+    """`reworded: false`: the matcher's words in another order, or with words between them, are how users
+    word other faults; only its text as written counts."""
+    from types import SimpleNamespace
+
+    from npu_graph_skill.diagnose.wording import _table
+    from npu_graph_skill.knowledge.schema import Matcher
+
+    words = "Only tasks running on Cube Core or Vector Core can be added to a task group"
+    knowledge = SimpleNamespace(messages=[], patterns=[SimpleNamespace(matchers=[
+        Matcher(type="message", weight=0.9, regex=words, reworded=False),
+        Matcher(type="message", weight=0.9, regex="capture sequence was invalidated by an earlier failing call")])])
+    table = _table(knowledge)
+    assert words not in table
+    assert "capture sequence was invalidated by an earlier failing call" in table

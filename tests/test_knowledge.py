@@ -135,6 +135,8 @@ def test_a_broken_pattern_is_a_clear_error():
         ({**good, "examples": []}, "real example"),
         ({**good, "fix_in": "somewhere"}, "fix_in"),
         ({**good, "negatives": [{"text": "a near miss"}]}, "near miss"),
+        ({**good, "matchers": [{"type": "message", "regex": "boom", "weight": 1.0, "reworded": "no"}]}, "reworded"),
+        ({**good, "matchers": [{"type": "code", "code": "107027", "weight": 1.0, "reworded": False}]}, "reworded"),
     ]:
         with pytest.raises(KnowledgeError, match=message):
             parse_pattern(broken, "t.yaml")

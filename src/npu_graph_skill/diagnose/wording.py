@@ -242,7 +242,7 @@ def _aligned(signature: Signature, weights: List[float], window: List[str]) -> T
     return table[0][0], matched
 
 
-SIGNATURES_VERSION = "4"  # bump when `signatures` changes what it derives
+SIGNATURES_VERSION = "5"  # bump when `signatures` changes what it derives
 
 
 class SignatureIndex:
@@ -285,7 +285,7 @@ def _table(knowledge) -> Dict[str, List[List[list]]]:
             table[key] = [[list(s.words), list(s.partial)] for s in kept]
     for pattern in knowledge.patterns:
         for matcher in pattern.matchers:
-            if matcher.type == "message" and matcher.weight > 0 and matcher.regex not in table:
+            if matcher.type == "message" and matcher.weight > 0 and matcher.reworded and matcher.regex not in table:
                 sentences = signatures(matcher.regex)
                 if sentences:
                     table[matcher.regex] = [[list(s.words), list(s.partial)] for s in sentences]

@@ -37,6 +37,9 @@ class Matcher(Record):
     name: str = ""
     value: str = ""
     phase: str = ""
+    # False: matched only as written, never by its words in another order or with words between them
+    # (diagnose/wording.py): words that are this fault's in this sentence are how users word others
+    reworded: bool = True
     _compiled: Any = dataclasses.field(default=None, repr=False, compare=False)
 
     def literals(self) -> Optional[List[str]]:
@@ -54,6 +57,8 @@ class Matcher(Record):
         for key in ("regex", "code", "name", "value", "phase"):
             if getattr(self, key):
                 data[key] = getattr(self, key)
+        if not self.reworded:
+            data["reworded"] = False
         return data
 
 
@@ -235,7 +240,9 @@ def _matcher(where: str, raw: Any, strict: bool) -> Matcher:
     matcher = Matcher(type=raw["type"], weight=weight, regex=str(raw.get("regex", "")),
                       code=str(raw.get("code", "")).upper() if raw.get("code") is not None else "",
                       name=str(raw.get("name", "")), value=str(raw.get("value", "")),
-                      phase=str(raw.get("phase", "")))
+                      phase=str(raw.get("phase", "")), reworded=raw.get("reworded", True))
+    if not isinstance(matcher.reworded, bool) or (not matcher.reworded and matcher.type != "message"):
+        raise KnowledgeError(f"{where}: 'reworded' is true or false, and only a message matcher has it")
     needs = {"message": "regex", "frame": "regex", "hardware": "regex", "code": "code", "api": "name",
              "env": "name", "setting": "name", "context": "phase"}[matcher.type]
     if not getattr(matcher, needs):
