@@ -4,6 +4,7 @@ nearest public reports concluded."""
 from __future__ import annotations
 
 import pathlib
+import re
 
 import yaml
 
@@ -154,3 +155,16 @@ def test_a_data_parallel_launch_alone_is_not_evidence_that_the_ranks_disagree():
     differ = diagnose(text="With data parallel size 2 and FULL_DECODE_ONLY, the DP ranks pick different padded "
                            "token counts for the same step and the MoE all-to-all hangs.", lang="en")
     assert not differ.novel and differ.candidates[0].id == "P-REP-019"
+
+
+def test_a_cause_is_listed_with_how_much_the_input_resembles_its_reports():
+    import io
+
+    from npu_graph_skill.core.render import Style
+    from npu_graph_skill.diagnose.report import render_text
+
+    report = _judged(AGREED)
+    reasons = [m for c in report.candidates for m in c.matched if m.startswith(causes.BY_RESEMBLANCE)]
+    assert reasons and all(re.search(r"cosine 0\.\d\d$", m) for m in reasons)
+    line = next(row for row in render_text(report, Style(io.StringIO())).splitlines() if "Candidates:" in row)
+    assert "its reports as a whole" in line

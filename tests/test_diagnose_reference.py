@@ -182,3 +182,43 @@ def test_the_index_is_read_back_from_a_marshal_copy_and_a_damaged_copy_is_parsed
     monkeypatch.setenv("NPU_GRAPH_NO_CACHE", "1")
     copies[0].unlink()
     assert shipped_json(str(reference.REFERENCE_FILE), "reference-") == shipped and not list(tmp_path.glob("*.marshal"))
+
+
+# --------------------------------------------------------------------------------------------
+# Resemblance: the input against all the reports of each cause taken together (a centroid)
+# --------------------------------------------------------------------------------------------
+
+# pytorch#124582 is the only report of the index that concluded P-CAP-023 (a captured kernel's
+# arguments hold a host pointer): its own words resemble that cause most, and nothing else does when
+# it is held out.
+ONLY_REPORT, ITS_CAUSE = "pytorch-124582", "P-CAP-023"
+
+
+def test_a_report_resembles_the_reports_of_its_cause_most():
+    cosines = reference.resemblance(_report_text(ONLY_REPORT))
+    assert max(cosines, key=cosines.get) == ITS_CAUSE
+    with reference.held_out([PROSE_REPORT]):  # a report with other reports of its cause: still found
+        cosines = reference.resemblance(_report_text(PROSE_REPORT))
+    assert "P-UPD-020" in sorted(cosines, key=cosines.get, reverse=True)[:3]
+
+
+def test_a_held_out_report_leaves_the_sum_of_its_cause():
+    with reference.held_out([ONLY_REPORT]):
+        assert ITS_CAUSE not in reference.resemblance(_report_text(ONLY_REPORT))
+    assert ITS_CAUSE in reference.resemblance(_report_text(ONLY_REPORT))  # the hold ends with the block
+
+
+def test_one_rare_word_is_no_resemblance():
+    # near miss: "npu" is rarer than the graph-mode words every report uses, but alone it names no cause
+    assert reference.resemblance("graph mode error on npu, it failed, please help") == {}
+
+
+def test_the_sums_are_read_back_from_the_cache_as_they_were_built(monkeypatch, tmp_path):
+    monkeypatch.setenv("NPU_GRAPH_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(reference, "_CENTROIDS", None)
+    text = _report_text(PROSE_REPORT)
+    built = reference.resemblance(text)
+    assert len(list(tmp_path.glob("centroids-*.marshal"))) == 1
+    monkeypatch.setattr(reference, "_CENTROIDS", None)
+    monkeypatch.setattr(reference._Centroids, "_build", lambda self: pytest.fail("built again despite the cache"))
+    assert reference.resemblance(text) == built

@@ -110,7 +110,6 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
     else:  # say what the evidence is like, with the low scores it deserves
         if reports:
             _vote_similar_reports(reports, votes)
-            phase, _ = decide(votes)
         candidates = causes.rank_causes(ranked, query, reports, evidence, knowledge, lang, MAX_CANDIDATES)
         votes.extend(causes.cause_votes(candidates, votes))
         phase, _ = decide(votes)

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import math
+from collections import Counter
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
@@ -33,6 +35,8 @@ FIX_CHARS = 300
 
 _INDEX: Optional[Tuple[Any, Dict[str, Dict[str, Any]]]] = None  # (BM25 index, report by id)
 _HELD_OUT: Set[str] = set()
+_CENTROIDS: Optional["_Centroids"] = None  # the reports that concluded each pattern, taken together
+CENTROIDS_FORMAT = 1
 
 
 @dataclasses.dataclass
@@ -144,6 +148,90 @@ def concluded(reports: List[SimilarReport], key: str) -> List[Tuple[str, float]]
         for value in values:
             weights[value] = weights.get(value, 0.0) + report.score / total
     return sorted(((v, round(w, 3)) for v, w in weights.items()), key=lambda item: (-item[1], item[0]))
+
+
+def resemblance(query: str) -> Dict[str, float]:
+    """Pattern id → how much the input resembles all the reports that concluded it taken together: the
+    cosine of its rare words with the sum of those reports' word vectors (a centroid, as in Rocchio's
+    classifier). Where the nearest reports (`similar_reports`) follow the few closest threads, a
+    centroid hears every thread of a cause, so one odd neighbour cannot decide. Patterns with nothing
+    in common are left out; reports held out are left out of the sums."""
+    global _CENTROIDS
+    if _CENTROIDS is None:
+        _CENTROIDS = _Centroids(*_load())
+    return _CENTROIDS.cosines(query, _HELD_OUT)
+
+
+class _Centroids:
+    """The word vectors of the index's reports (rare words only, as a search weighs them), summed by
+    the pattern each report concluded; kept in the cache folder beside the index (building them is a
+    fifth of a diagnosis's start-up)."""
+
+    def __init__(self, index: Any, by_id: Dict[str, Dict[str, Any]]) -> None:
+        from npu_graph_skill.core import cache
+
+        self.index, self.by_id = index, by_id
+        key = cache.files_key([str(REFERENCE_FILE)], f"centroids-{CENTROIDS_FORMAT}-{MIN_IDF}")
+        state = cache.read("centroids-", key)
+        if state is cache.MISSING:
+            state = self._build()
+            cache.write("centroids-", key, state)
+        self.idf: Dict[str, float] = state["idf"]
+        self.sums: Dict[str, Dict[str, float]] = state["sums"]
+        self.norms = {label: _norm(total) for label, total in self.sums.items()}
+        self._vectors: Optional[Dict[str, Dict[str, float]]] = None  # each report's, for leaving one out
+
+    def _build(self) -> Dict[str, Any]:
+        idf = {t: w for t, w in self.index.idfs().items() if w >= MIN_IDF}
+        sums: Dict[str, Dict[str, float]] = {}
+        for report_id, vector in self._report_vectors(idf).items():
+            for label in self.by_id[report_id]["patterns"]:
+                total = sums.setdefault(label, {})
+                for term, weight in vector.items():
+                    total[term] = total.get(term, 0.0) + weight
+        return {"idf": idf, "sums": sums}
+
+    def _report_vectors(self, idf: Dict[str, float]) -> Dict[str, Dict[str, float]]:
+        return {report_id: _unit({t: w for t, w in terms.items() if t in idf})
+                for report_id, terms in self.index.term_weights()}
+
+    def cosines(self, query: str, held: Set[str]) -> Dict[str, float]:
+        from npu_graph_skill.expert.retrieval import tokenize
+
+        # a word the user repeats is what the report is about ("hangs ... still hangs ... hang")
+        counts = Counter(tokenize(query))
+        words = _unit({t: self.idf[t] * (1.0 + math.log(n)) for t, n in counts.items() if t in self.idf})
+        if len(words) < MIN_SHARED_TERMS:  # one rare word ("npu") is no resemblance
+            return {}
+        leaving: Dict[str, List[Dict[str, float]]] = {}
+        if held & self.by_id.keys():
+            if self._vectors is None:
+                self._vectors = self._report_vectors(self.idf)
+            for report_id in held & self.by_id.keys():
+                for label in self.by_id[report_id]["patterns"]:
+                    leaving.setdefault(label, []).append(self._vectors[report_id])
+        out: Dict[str, float] = {}
+        for label, total in self.sums.items():
+            norm = self.norms[label]
+            if label in leaving:  # this pattern's centroid without the held-out reports
+                total = dict(total)
+                for vector in leaving[label]:
+                    for term, weight in vector.items():
+                        total[term] -= weight
+                norm = _norm(total)
+            score = sum(weight * total.get(term, 0.0) for term, weight in words.items())
+            if score > 1e-9 and norm > 1e-9:
+                out[label] = score / norm
+        return out
+
+
+def _norm(vector: Dict[str, float]) -> float:
+    return math.sqrt(sum(w * w for w in vector.values()))
+
+
+def _unit(vector: Dict[str, float]) -> Dict[str, float]:
+    norm = _norm(vector)
+    return {t: w / norm for t, w in vector.items()} if norm else {}
 
 
 @contextlib.contextmanager

@@ -27,6 +27,7 @@ def _also(d: Diagnosis, lang: str) -> str:
 SOURCES = (
     (causes.BY_REPORTS, {"en": "similar reports", "zh": "相似报告"}),
     (causes.BY_WORDS, {"en": "similar words", "zh": "相似用词"}),
+    (causes.BY_RESEMBLANCE, {"en": "its reports as a whole", "zh": "同类报告整体"}),
     (causes.BY_SYMPTOM.split("{")[0], {"en": "a cause of the symptom", "zh": "症状的成因"}),
 )
 MATCHED = {"en": "its matchers", "zh": "模式匹配"}

@@ -242,6 +242,17 @@ class BM25Index:
         n, df = self._documents or len(self.keys), self._df.get(token, 0)
         return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
+    def idfs(self) -> Dict[str, float]:
+        """Every indexed word's idf."""
+        return {t: self.idf(t) for t in self._df}
+
+    def term_weights(self) -> List[Tuple[str, Dict[str, float]]]:
+        """Each document's words weighted as a search weighs a match of them (idf times saturated
+        term frequency): the document as a vector."""
+        table = self._weighted()
+        return [(key, {t: self.idf(t) * f * (self.k1 + 1.0) / (f + self.k1) for t, f in row.items()})
+                for key, row in zip(self.keys, table)]
+
     def coverage(self, query: str, matched: Iterable[str]) -> float:
         """The share of the query's weight (idf) carried by `matched` terms. Terms no document uses
         count at full rarity, except numbers and addresses (pasted logs are full of them) and
