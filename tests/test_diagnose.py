@@ -54,6 +54,24 @@ def test_first_error_rule_names_the_capture_violation_not_the_replay_failure():
     assert report.evidence_summary["codes"][0] == "107030"
 
 
+# The plog of a capture where a stream sync was refused (107027) and the synchronous copy after it too
+# (107030): the copy's refusal matches more lines, the sync's is the first decisive error.
+SYNC_THEN_COPY = """\
+       synchronize stream failed, runtime result = 107027[FUNC:ReportCallError][FILE:log_inner.cpp][LINE:148]
+       rtMemcpy execution failed, reason=the current capture mode does not support this operation[FUNC:FuncErrorReason][FILE:error_message_manage.cc][LINE:65]
+       synchronized memcpy failed, kind = 2, runtime result = 107030[FUNC:ReportCallError][FILE:log_inner.cpp][LINE:148]
+"""
+
+
+def test_a_known_match_of_the_first_decisive_error_beats_one_of_later_lines_only():
+    report = diagnose(text=SYNC_THEN_COPY, lang="en")
+    assert [c.id for c in report.candidates[:2]] == ["P-CAP-001", "P-CAP-002"]
+    assert "107027" in report.error
+    # near miss: the same copy refusal first, with no refused sync before it, is the copy's fault
+    copy_only = "\n".join(SYNC_THEN_COPY.splitlines()[1:])
+    assert diagnose(text=copy_only, lang="en").candidates[0].id == "P-CAP-002"
+
+
 def test_old_runtime_from_an_unseen_report():
     report = diagnose(text=OLD_CANN_1261, lang="en")
     assert report.candidates[0].id == "P-ENV-001"

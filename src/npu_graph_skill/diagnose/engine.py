@@ -78,7 +78,7 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
     chain = error_chain(evidence, knowledge)
     root_line = chain[0]["line"] if chain else 0
     messages = match_messages(knowledge, index)
-    ranked = rank_patterns(knowledge, index, root_line, messages)
+    ranked = rank_patterns(knowledge, index, root_line, messages, root_decisive=bool(chain) and chain[0]["role"] == "decisive")
     top = ranked[0] if ranked and ranked[0].score >= KNOWN else None
 
     votes = phase_votes(evidence, knowledge.signs, cues, messages, index.flow, _error_line_number(evidence, root_line))

@@ -170,8 +170,10 @@ def describe(matcher: Matcher) -> str:
 
 
 def rank_patterns(knowledge: Knowledge, index: EvidenceIndex, root_line: int,
-                  messages: Optional[List[MessageHit]] = None) -> List[PatternScore]:
-    """All patterns with a positive score, best first; the first-error rule breaks near-ties."""
+                  messages: Optional[List[MessageHit]] = None, root_decisive: bool = False) -> List[PatternScore]:
+    """All patterns with a positive score, best first; the first-error rule breaks near-ties, and
+    where the first error is a decisive code (`root_decisive`), a known match that explains it comes
+    before every known match of later lines only, however many of those lines they match."""
     by_id = {hit.entry.id: hit for hit in messages or []}
     scored = [score_pattern(p, index, by_id) for p in knowledge.patterns]
     # A pattern is considered when one of its specific signs fired, or several independent weak ones
@@ -187,8 +189,17 @@ def rank_patterns(knowledge: Knowledge, index: EvidenceIndex, root_line: int,
         if entry.pattern.consequence and any(
                 other.score >= KNOWN and not other.pattern.consequence for other in scored if other is not entry):
             entry.score = round(entry.score * 0.5, 4)
-    scored.sort(key=lambda s: (-s.score, s.first_line or 10 ** 9, s.pattern.id))
+    if root_decisive and root_line:
+        scored.sort(key=lambda s: (not _explains(s, root_line), -s.score, s.first_line or 10 ** 9, s.pattern.id))
+    else:
+        scored.sort(key=lambda s: (-s.score, s.first_line or 10 ** 9, s.pattern.id))
     return scored
+
+
+def _explains(score: PatternScore, line: int) -> bool:
+    """A known match with a sign of its own on `line` (the first decisive error)."""
+    return score.score >= KNOWN and any(at == line and weight > 0 and not _is_context(description)
+                                        for description, at, weight in score.hits)
 
 
 def match_messages(knowledge: Knowledge, index: EvidenceIndex) -> List[MessageHit]:
