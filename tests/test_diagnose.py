@@ -188,3 +188,23 @@ def test_a_kernel_fault_reported_at_a_host_read_is_not_read_as_a_refused_host_re
     report = diagnose(text=text, lang="en")
     host_read = next((c for c in report.candidates if c.id == "P-CAP-001"), None)
     assert host_read is None or not any(m.startswith("frame:") for m in host_read.matched)
+
+
+# vLLM-Ascend (up to v0.18.0, platform.py:410) prints this on every start with FULL graphs
+FULL_GRAPH_BANNER = """\
+WARNING 04-30 10:00:01 [platform.py:410]
+* WARNING: You have enabled the *full graph* feature.
+* This is an early experimental stage and may involve various unknown issues.
+* A known problem is that capturing too many batch sizes can lead to OOM
+* (Out of Memory) errors or inference hangs. If you encounter such issues,
+* consider reducing `gpu_memory_utilization` or manually specifying a smaller
+* batch size for graph capture.
+"""
+
+
+def test_a_start_up_banner_that_warns_of_oom_is_not_an_oom_but_does_not_hide_one():
+    assert diagnose(text=FULL_GRAPH_BANNER, lang="en").novel
+    oom = FULL_GRAPH_BANNER + ("torch.OutOfMemoryError: NPU out of memory. Tried to allocate 2.00 GiB "
+                               "(NPU 0; 60.96 GiB total capacity; 58.12 GiB already allocated)\n")
+    report = diagnose(text=oom, lang="en")
+    assert not report.novel and report.candidates[0].id == "P-MEM-002"
