@@ -168,3 +168,15 @@ def test_a_cause_is_listed_with_how_much_the_input_resembles_its_reports():
     assert reasons and all(re.search(r"cosine 0\.\d\d$", m) for m in reasons)
     line = next(row for row in render_text(report, Style(io.StringIO())).splitlines() if "Candidates:" in row)
     assert "its reports as a whole" in line
+
+
+def test_a_description_ranks_the_same_causes_with_a_worker_prefix_on_every_line():
+    """vLLM prints `(Worker_TP3 pid=4242) ERROR 03-12 10:11:12 [multiproc_executor.py:611] ` before every line
+    it relays: the prefix is the log's layout, and the line it turns into a log event must not count twice."""
+    text = yaml.safe_load((CORPUS / "sglang-1421.yaml").read_text(encoding="utf-8"))["error_text"]
+    prefixed = "\n".join(f"(Worker_TP3 pid=4242) ERROR 03-12 10:11:12 [multiproc_executor.py:611] {line}"
+                         for line in text.split("\n"))
+    with reference.held_out(["sglang-1421"]):
+        plain, logged = diagnose(text=text, lang="en"), diagnose(text=prefixed, lang="en")
+    assert logged.phase == plain.phase
+    assert [c.id for c in logged.candidates[:3]] == [c.id for c in plain.candidates[:3]]

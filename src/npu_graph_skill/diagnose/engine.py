@@ -15,6 +15,7 @@ from npu_graph_skill.diagnose import causes, classify, locate, reference
 from npu_graph_skill.diagnose.evidence import FRAME_RE, extract_evidence
 from npu_graph_skill.diagnose.phase import Vote, close_phases, decide, phase_votes
 from npu_graph_skill.diagnose.wording import SignatureIndex
+from npu_graph_skill.logs.formats import strip_prefixes
 from npu_graph_skill.diagnose.match import (
     KNOWN, EvidenceIndex, MessageHit, PatternScore, match_messages, rank_patterns,
 )
@@ -382,8 +383,13 @@ def _query_text(evidence: Evidence) -> str:
     """The input's words that can name a cause: exception messages, error lines and prose, not log noise."""
     parts = [f"{e.type} {e.message}" for e in evidence.exceptions[-3:]]
     parts += [e.message for e in evidence.log_events if e.level in ("ERROR", "CRITICAL")][:5]
-    parts += [line for line in evidence.lines if line.strip() and not FRAME_RE.match(line)][:40]
-    return "\n".join(parts)[:reference.TEXT_CHARS]  # as much of the input as of each report of the index
+    # a worker / rank / log-level prefix on every line is the log's layout, not words of the fault
+    bodies = (strip_prefixes(line)[1].strip() for line in evidence.lines)
+    parts += [body for body in bodies if body and not FRAME_RE.match(body)][:40]
+    # each text once and no frame: an error line is also a log event, and counting it twice would make
+    # the words of a log weigh differently from the same words pasted without their log layout
+    kept = (part for part in dict.fromkeys(p.strip() for p in parts) if part and not FRAME_RE.match(part))
+    return "\n".join(kept)[:reference.TEXT_CHARS]  # as much of the input as of each report of the index
 
 
 def _generic_scope(phase: str, lang: str) -> str:
