@@ -15,12 +15,12 @@ from npu_graph_skill.diagnose import causes, classify, locate, reference
 from npu_graph_skill.diagnose.evidence import FRAME_RE, extract_evidence
 from npu_graph_skill.diagnose.phase import Vote, close_phases, decide, phase_votes
 from npu_graph_skill.diagnose.wording import SignatureIndex
-from npu_graph_skill.logs.formats import strip_prefixes
 from npu_graph_skill.diagnose.match import (
     KNOWN, EvidenceIndex, MessageHit, PatternScore, match_messages, rank_patterns,
 )
 from npu_graph_skill.knowledge.loader import Knowledge, load_knowledge
 from npu_graph_skill.knowledge.schema import FAMILY_OF_PHASE
+from npu_graph_skill.logs.formats import strip_prefixes
 
 LARGE_INPUT = 1024 * 1024  # above this a log is first reduced to its decisive events
 MAX_CANDIDATES = 5
@@ -79,7 +79,8 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
     chain = error_chain(evidence, knowledge)
     root_line = chain[0]["line"] if chain else 0
     messages = match_messages(knowledge, index)
-    ranked = rank_patterns(knowledge, index, root_line, messages, root_decisive=bool(chain) and chain[0]["role"] == "decisive")
+    root_decisive = bool(chain) and chain[0]["role"] == "decisive"
+    ranked = rank_patterns(knowledge, index, root_line, messages, root_decisive=root_decisive)
     top = ranked[0] if ranked and ranked[0].score >= KNOWN else None
 
     votes = phase_votes(evidence, knowledge.signs, cues, messages, index.flow, _error_line_number(evidence, root_line))
