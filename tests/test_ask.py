@@ -63,6 +63,15 @@ def test_greetings_and_thanks_around_a_paste_are_not_topic_words():
     assert {"captur", "fail"} <= set(tokenize("谢谢大家, capture fails"))
 
 
+def test_a_chinese_request_around_a_paste_gives_no_bigram_across_its_words():
+    # 运行的时候遇到下面的报错: only 运行 and 报错 (error) are words; 的时, 候遇, 到下, 的报 span their boundaries and,
+    # rare in reports mostly in English, used to weigh like rare technical words in the similarity searches
+    tokens = tokenize("运行的时候遇到下面的报错，麻烦大家帮忙看一下")
+    assert not {"行的", "的时", "时候", "候遇", "到下", "面的", "的报", "烦大", "家帮", "忙看", "看一"} & set(tokens)
+    assert {"运行", "报错", "error"} <= set(tokens)
+    assert {"内存", "存池", "pool", "graph"} <= set(tokenize("图的内存池"))  # a term next to 的 keeps its bigrams
+
+
 def test_bm25_prefers_a_title_match_and_rare_terms():
     index = BM25Index({"title": 3.0, "body": 1.0})
     index.add("pool", {"title": "memory pool sharing", "body": "graphs share a pool"})

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pathlib
 import re
 
+import pytest
 import yaml
 
 from npu_graph_skill.core.model import Candidate
@@ -180,3 +181,16 @@ def test_a_description_ranks_the_same_causes_with_a_worker_prefix_on_every_line(
         plain, logged = diagnose(text=text, lang="en"), diagnose(text=prefixed, lang="en")
     assert logged.phase == plain.phase
     assert [c.id for c in logged.candidates[:3]] == [c.id for c in plain.candidates[:3]]
+
+
+@pytest.mark.parametrize("case_id", ["ascend-op-plugin-4616", "vllm-53406"])
+def test_a_description_ranks_the_same_causes_inside_a_chinese_request_for_help(case_id):
+    """A Chinese user wraps the paste in a request ("运行的时候遇到下面的报错，麻烦大家帮忙看一下"). Its bigrams across
+    word boundaries (的时, 的报) are rare in reports mostly in English and used to pull other reports in
+    (ascend-op-plugin-4616 ranked P-CMP-003 first; vllm-53406 another third cause)."""
+    text = yaml.safe_load((CORPUS / f"{case_id}.yaml").read_text(encoding="utf-8"))["error_text"]
+    wrapped = "运行的时候遇到下面的报错，麻烦大家帮忙看一下：\n```\n" + text + "\n```\n谢谢！"
+    with reference.held_out([case_id]):
+        plain, asked = diagnose(text=text, lang="en"), diagnose(text=wrapped, lang="en")
+    assert asked.phase == plain.phase
+    assert [c.id for c in asked.candidates[:3]] == [c.id for c in plain.candidates[:3]]

@@ -7,7 +7,8 @@ Tokens:
   are also split on `::` `.` `-` `_` and camelCase, so `aclmdlRICaptureBegin` also yields
   `aclmdl`, `ri`, `captur`, `begin`. Plain words get a light English stemmer (captures, captured,
   capturing → captur).
-- Chinese runs become character bigrams (a lone character stays a unigram), and every domain
+- Chinese runs are cut at particles, pronouns and stop words (的, 我, 时候, 麻烦 ...), and each piece
+  becomes character bigrams (a lone character stays a unigram); every domain
   term found in the run (捕获, 重放, 内存池, 流 ...) also yields its English token, so a Chinese
   question meets English text and the other way round. The same tokenizer runs on documents and
   questions, which keeps the mapping symmetric.
@@ -59,6 +60,7 @@ to too us was we were what when where which who whom why will with would you you
 get got use using used need want tell explain mean means happen happens work works inside about
 should shall while allow allowed possible able way ways thing things something anything ok okay there
 hi hello hey dear thanks thank thx anyone anybody someone help advance appreciate appreciated regards
+folks guys everyone everybody
 """.split())
 # English words that say the same thing in this domain, folded onto the first word's token.
 EN_SYNONYM_WORDS: Dict[str, Tuple[str, ...]] = {
@@ -71,7 +73,14 @@ EN_SYNONYM_WORDS: Dict[str, Tuple[str, ...]] = {
     "error": ("err",),
     "fail": ("failure", "failed", "failing", "crash", "broken"),
 }
-ZH_STOPWORDS = frozenset("什么 怎么 如何 为什 什么 么是 是什 哪里 哪些 在哪 怎样 可以 能不 不能 一下 的是 我的 我们 请问 么做 做了 了什 里做 么打 么共 么用 吗 呢 的 了 是 在 和 与 及 麻烦 大家 各位 帮忙 谢谢 感谢 请教 遇到 下面 如下".split())
+ZH_STOPWORDS = frozenset("什么 怎么 如何 为什 什么 么是 是什 哪里 哪些 在哪 怎样 可以 能不 不能 一下 的是 我的 我们 请问 么做 做了 了什 里做 么打 么共 么用 吗 呢 的 了 是 在 和 与 及 麻烦 大家 各位 帮忙 谢谢 感谢 请教 遇到 下面 如下 时候 求助 你好 您好 大佬".split())
+# Particles and pronouns: never part of a technical term. A Chinese run is cut at them and at the
+# stop words before it becomes bigrams, so the asker's own phrasing (运行的时候遇到下面的报错) gives no
+# bigrams across word boundaries (的时, 候遇, 到下): in a corpus mostly in English every Chinese bigram
+# is rare, and such a bigram would weigh like a rare technical word.
+ZH_GLUE = "的了吗呢吧啊呀哦嘛么我你您他她它这那们"
+_ZH_CUT_RE = re.compile("|".join(sorted((w for w in ZH_STOPWORDS if len(w) > 1), key=len, reverse=True))
+                        + f"|[{ZH_GLUE}]")
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _TOKEN_RE = re.compile(rf"([{_CJK}]+)|([A-Za-z0-9_][A-Za-z0-9_.:+\-]*)")
@@ -144,11 +153,12 @@ def _latin_tokens(raw: str) -> Tuple[str, ...]:
 
 def _cjk_tokens(run: str) -> List[str]:
     out: List[str] = []
-    if len(run) == 1:
-        if run not in ZH_STOPWORDS:
-            out.append(run)
-    else:
-        out.extend(run[i:i + 2] for i in range(len(run) - 1) if run[i:i + 2] not in ZH_STOPWORDS)
+    for piece in _ZH_CUT_RE.split(run):
+        if len(piece) == 1:
+            if piece not in ZH_STOPWORDS:
+                out.append(piece)
+        else:
+            out.extend(piece[i:i + 2] for i in range(len(piece) - 1))
     for i in range(len(run)):
         for size in range(1, min(_ZH_MAX_TERM, len(run) - i) + 1):
             mapped = ZH_TERMS.get(run[i:i + size])
