@@ -208,3 +208,16 @@ def test_a_start_up_banner_that_warns_of_oom_is_not_an_oom_but_does_not_hide_one
                                "(NPU 0; 60.96 GiB total capacity; 58.12 GiB already allocated)\n")
     report = diagnose(text=oom, lang="en")
     assert not report.novel and report.candidates[0].id == "P-MEM-002"
+
+
+def test_messages_as_older_torch_npu_releases_word_them_name_their_raise_sites():
+    # v2.6.0-7.3.0 (0db038ca) and v2.5.1-7.1.0 print "reserved in total by PyTorch) If reserved", master ").If"
+    oom = ("RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 0; 60.97 GiB total capacity; 55.10 GiB "
+           "already allocated; 55.10 GiB current active; 1.20 GiB free; 58.30 GiB reserved in total by PyTorch) If "
+           "reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.")
+    report = diagnose(text=oom, lang="en")
+    assert report.phase == "memory" and any("NPUCachingAllocator.cpp" in a for a in report.anchors)
+    # the 7.x release line refuses a private pool with a pluggable allocator (NPUPluggableAllocator.cpp:292@90441fa5)
+    refused = ("RuntimeError: NPUPluggableAllocator does not yet support beginAllocateToPool. If you need it, "
+               "please file an issue describing your use case.")
+    assert any("NPUPluggableAllocator.cpp:292" in a for a in diagnose(text=refused, lang="en").anchors)

@@ -56,7 +56,7 @@ def cases_by_id(request):
 def test_knowledge_is_big_enough_and_covers_every_phase():
     assert len(PATTERNS) >= 35
     assert {p.phase for p in PATTERNS} == {"capture", "replay", "memory", "update", "compile", "environment"}
-    assert len(KNOWLEDGE.messages) == 477
+    assert len(KNOWLEDGE.messages) == 484
     assert len(KNOWLEDGE.codes) > 800
 
 
