@@ -105,6 +105,17 @@ def test_a_text_sharing_some_words_is_not_the_message():
     assert not any(c.id == "P-CAP-005" and c.score >= 0.5 for c in report.candidates)
 
 
+def test_an_identifier_of_a_message_is_not_found_as_a_plain_word():
+    # near miss: prose with "capture ... before ... captured" is not "capture_end() called before capture_begin()"
+    text = ("In the RL loop the weights are reloaded after the capture, before the next replay; "
+            "the captured graph still reads the old weight addresses, so the output is wrong.")
+    report = diagnose(text=text, lang="en")
+    assert not any(c.id == "P-CAP-016" and any("reworded" in m for m in c.matched) for c in report.candidates)
+    # the message itself, cut short, is still recognised by its words
+    cut = diagnose(text="RuntimeError: capture_end() called before capture_begin", lang="en")
+    assert cut.candidates and cut.candidates[0].id == "P-CAP-016"
+
+
 # SGLang prints "[2026-08-05 00:11:26 DP0 TP3] " before every log line (configure_logger); tqdm
 # redraws its bar with a carriage return, so a copied log has the next line glued to the bar.
 SGLANG_CAPTURE = (

@@ -142,6 +142,8 @@ def same_word(want: str, got: str, partial: bool = False) -> bool:
         return False
     if partial and len(want) >= 3 and (got.startswith(want) or want.startswith(got) and len(got) >= 4):
         return True
+    if "_" in want or "_" in got:  # an identifier is not inflected: capture_end is not "capture", nor "captured"
+        return False
     shorter = min(len(want), len(got))
     if shorter < 4:
         return False
