@@ -116,6 +116,17 @@ def test_an_identifier_of_a_message_is_not_found_as_a_plain_word():
     assert cut.candidates and cut.candidates[0].id == "P-CAP-016"
 
 
+def test_the_same_words_around_another_error_code_are_another_error():
+    # P-CAP-001 knows the ACL line "synchronize stream failed, runtime result = 107027" (a sync during capture);
+    # with 507035 (hicann/runtime stream.cpp:144 prints whatever the runtime returned) it is a kernel fault
+    line = ("[ERROR] ASCENDCL(73550,python):2026-05-24-09:42:40.187.239 [stream.cpp:144]73550 "
+            "aclrtSynchronizeStreamImpl: synchronize stream failed, runtime result = {}")
+    other = diagnose(text=line.format(507035), lang="en")
+    assert not any("reworded" in m for c in other.candidates for m in c.matched)
+    assert other.candidates[0].id != "P-CAP-001"
+    assert diagnose(text=line.format(107027), lang="en").candidates[0].id == "P-CAP-001"
+
+
 # SGLang prints "[2026-08-05 00:11:26 DP0 TP3] " before every log line (configure_logger); tqdm
 # redraws its bar with a carriage return, so a copied log has the next line glued to the bar.
 SGLANG_CAPTURE = (

@@ -6,7 +6,8 @@ print other values. A regex written from one release misses the other. Here a me
 reduced to its fixed words (`signatures`: literal text outside optional parts, classes and
 alternations), and the input is searched for those words in order, allowing a word added between
 them, a word dropped, other inflections (`operators` ~ `operator`, `capture` ~ `capturing`) and
-any line breaks. Words are weighted by how rare they are in the knowledge (`Vocabulary`), so
+any line breaks; an identifier (capture_end) or a number the message spells out (an error code) must
+be found as written. Words are weighted by how rare they are in the knowledge (`Vocabulary`), so
 `aclop` counts far more than `npu` or `graph`; a match needs most of the weight, at least three
 words and the rarest one.
 """
@@ -193,6 +194,9 @@ class FuzzyHit(NamedTuple):
 def find(signature: Signature, stream: WordStream, vocabulary: Vocabulary) -> Optional[FuzzyHit]:
     """The best in-order occurrence of the signature's words, when it covers enough of their weight."""
     words, n = signature.words, len(signature.words)
+    # A number the message spells out (an error code: 107027) is its identity, not a value it prints:
+    # the same words around another code are another error.
+    codes = [i for i, w in enumerate(words) if w.isdigit() and len(w) >= 3 and not signature.partial[i]]
     weights = [vocabulary.weight(w) for w in words]
     total = sum(weights)
     # Words whose stem the input never holds cannot be found: skip a signature that could not pass anyway.
@@ -210,6 +214,8 @@ def find(signature: Signature, stream: WordStream, vocabulary: Vocabulary) -> Op
         high = min(len(stream.words), anchor + (n - rarest) + slack)
         score, matched = _aligned(signature, weights, stream.words[low:high])
         coverage = score / total
+        if codes and not set(codes) <= {i for i, _ in matched}:
+            continue
         if (len(matched) >= MIN_MATCHED and coverage >= MIN_COVERAGE and score >= MIN_WEIGHT
                 and (best is None or coverage > best.coverage)):
             best = FuzzyHit(line=stream.lines[low + matched[0][1]], coverage=round(coverage, 3),
