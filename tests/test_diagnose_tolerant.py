@@ -127,6 +127,16 @@ def test_the_same_words_around_another_error_code_are_another_error():
     assert diagnose(text=line.format(107027), lang="en").candidates[0].id == "P-CAP-001"
 
 
+def test_a_runtime_message_that_is_a_plain_clause_matches_only_as_the_whole_logged_message():
+    # CANN 8.5's runtime logs "StreamBeginTaskUpdate: the stream is capturing." (api_error.cc:5751@c741ed4f);
+    # the same clause in a sentence of prose is no misused task update
+    logged = ("[ERROR] RUNTIME(12345,python):2026-05-24-09:42:40.187.239 [api_error.cc:5751]12345 "
+              "StreamBeginTaskUpdate: the stream is capturing.")
+    assert diagnose(text=logged, lang="en").candidates[0].id == "P-UPD-006"
+    prose = "The collective resolves its handle lazily; neither path checks whether the stream is capturing."
+    assert diagnose(text=prose, lang="en").novel
+
+
 # SGLang prints "[2026-08-05 00:11:26 DP0 TP3] " before every log line (configure_logger); tqdm
 # redraws its bar with a carriage return, so a copied log has the next line glued to the bar.
 SGLANG_CAPTURE = (
