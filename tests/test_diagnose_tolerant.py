@@ -137,6 +137,16 @@ def test_a_runtime_message_that_is_a_plain_clause_matches_only_as_the_whole_logg
     assert diagnose(text=prose, lang="en").novel
 
 
+def test_a_feature_that_does_not_work_with_graphs_is_a_sign_of_a_support_gate_not_a_match_alone():
+    # users tell a crash as "X doesn't work with cudagraph"; a release note that also promises a fix is the gate
+    crash = ("The Qwen2.5-Omni talker doesn't work with cudagraph: it crashes with an illegal memory access "
+             "on the second request.")
+    assert diagnose(text=crash, lang="en").novel
+    gate = "DeepSeek 3/3.1 and Qwen3 doesn't work with FULL_DECODE_ONLY graph mode. We'll fix it in next release."
+    report = diagnose(text=gate, lang="en")
+    assert not report.novel and report.candidates[0].id == "P-CMP-001"
+
+
 # SGLang prints "[2026-08-05 00:11:26 DP0 TP3] " before every log line (configure_logger); tqdm
 # redraws its bar with a carriage return, so a copied log has the next line glued to the bar.
 SGLANG_CAPTURE = (
