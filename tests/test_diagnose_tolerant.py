@@ -147,6 +147,17 @@ def test_a_feature_that_does_not_work_with_graphs_is_a_sign_of_a_support_gate_no
     assert not report.novel and report.candidates[0].id == "P-CMP-001"
 
 
+def test_twin_runtime_lines_that_differ_in_their_object_are_not_each_other_by_words():
+    # the CANN runtime refuses a sync of a captured stream (P-CAP-001) and of a captured event (P-CAP-018) in
+    # the same words but the last; word tolerance must not read the one as the other
+    line = ("[ERROR] RUNTIME(12345,python):2026-05-24-09:42:40.187.239 [api_error.cc:1290]12345 StreamSynchronize: "
+            "Not allow to synchronize captured-{}.")
+    stream, event = diagnose(text=line.format("stream"), lang="en"), diagnose(text=line.format("event"), lang="en")
+    assert stream.candidates[0].id == "P-CAP-001" and event.candidates[0].id == "P-CAP-018"
+    assert not any(c.id == "P-CAP-018" for c in stream.candidates)
+
+
+
 # SGLang prints "[2026-08-05 00:11:26 DP0 TP3] " before every log line (configure_logger); tqdm
 # redraws its bar with a carriage return, so a copied log has the next line glued to the bar.
 SGLANG_CAPTURE = (
