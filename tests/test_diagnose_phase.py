@@ -80,7 +80,9 @@ def test_a_symptom_lists_the_causes_it_ranks():
     assert ids[0] == "P-REP-014"
     assert "P-REP-007" in ids[:3]
     cause = next(c for c in report.candidates if c.id == "P-REP-007")
-    assert cause.matched == ["a cause P-REP-014 ranks"] and cause.score < report.candidates[0].score
+    # listed at half the symptom's score, also where the words found it on their own more weakly
+    assert cause.matched[0] == "a cause P-REP-014 ranks"
+    assert cause.score == round(report.candidates[0].score * 0.5, 3)
 
 
 def test_a_pattern_matched_in_part_votes_for_its_phase_over_loose_phase_words():

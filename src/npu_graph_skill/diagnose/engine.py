@@ -269,14 +269,19 @@ def _with_ranked_causes(candidates: List[Candidate], knowledge: Knowledge, lang:
     if not candidates:
         return candidates
     top = knowledge.pattern(candidates[0].id)
-    shown = {c.id for c in candidates}
+    shown = {c.id: c for c in candidates}
+    share = round(candidates[0].score * RANKED_CAUSE_SHARE, 3)
     extra = []
     for cause_id in (top.ranked_causes() if top else []):
         cause = knowledge.pattern(cause_id)
-        if cause and cause_id not in shown:
+        listed = shown.get(cause_id)
+        if listed is not None and listed is not candidates[0] and listed.score < share:
+            # found on its own, more weakly than the symptom names it: the symptom's share decides its place
+            listed.score = share
+            listed.matched.insert(0, causes.BY_SYMPTOM.format(top.id))
+        elif cause and listed is None:
             extra.append(Candidate(id=cause_id, title=pick(cause.title, lang), phase=cause.phase, kind="pattern",
-                                   score=round(candidates[0].score * RANKED_CAUSE_SHARE, 3),
-                                   matched=[causes.BY_SYMPTOM.format(top.id)]))
+                                   score=share, matched=[causes.BY_SYMPTOM.format(top.id)]))
     merged = candidates[:1] + sorted(candidates[1:] + extra, key=lambda c: -c.score)
     return merged[:MAX_CANDIDATES]
 
