@@ -43,7 +43,7 @@ def dev_reports(corpus_dir: pathlib.Path = CORPUS) -> List[Dict[str, Any]]:
                         "layer": str(case.get("layer") or ""), "patterns": sorted(patterns),
                         "fix": str(case.get("fix") or ""), "backend": str(case.get("backend") or ""),
                         "confidence": str(case.get("confidence") or ""),
-                        "text": str(case["error_text"])})
+                        "text": str(case["error_text"]), "cause": str(case.get("root_cause") or "")})
     return reports
 
 

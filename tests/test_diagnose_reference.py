@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from conftest import load_benchmark
-from npu_graph_skill.diagnose import reference
+from npu_graph_skill.diagnose import causes as causes_module, reference
 from npu_graph_skill.diagnose.engine import diagnose
 
 CORPUS = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "corpus"
@@ -65,8 +65,10 @@ def test_when_no_pattern_fits_the_similar_reports_decide_the_phase_and_name_caus
     assert any("similar public reports concluded update" in w for w in whys)
     assert "P-UPD-020" in [c.id for c in report.candidates[:3]]
     assert any(m.startswith("concluded in similar public reports") for c in report.candidates for m in c.matched)
-    # without the reports the signs alone miss the phase: the reports made the difference
+    # without the reports (the nearest ones and the causes' centroids) the signs alone miss the phase:
+    # the reports made the difference
     monkeypatch.setattr(reference, "similar_reports", lambda query, limit=8: [])
+    monkeypatch.setattr(causes_module, "resemblance", lambda query: {})
     assert diagnose(text=text, lang="en").phase != "update"
 
 

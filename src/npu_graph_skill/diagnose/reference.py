@@ -4,8 +4,8 @@ evidence of the phase and the cause when no known pattern matches.
 The reference index (`knowledge/reference_reports.json`) is built from the dev split of
 `benchmarks/corpus` only (`benchmarks/build_reference.py`): the held-back test reports never enter
 it. It holds each report's id, URL, title, backend, labelled phase and layer, how sure its label is, the patterns its thread
-concluded and what fixed it (the labeller's summary), and a BM25 index of its words — no report
-text. A user's error is compared with those words; the phases and patterns of the closest reports
+concluded and what fixed it (the labeller's summary), and a BM25 index of its words and of the
+labeller's summary of its root cause — no report text. A user's error is compared with those words; the phases and patterns of the closest reports
 are summed, weighted by similarity.
 
 Measured on the 137 dev reports of corpus batches 4 to 7, each judged by an engine that had never
@@ -30,7 +30,10 @@ NEIGHBOURS = 8  # reports compared; fewer let one odd neighbour decide, more dil
 MIN_SHARED_TERMS = 2  # a neighbour must share two rare words, not only "graph" and "error"
 MIN_IDF = 1.5
 TEXT_CHARS = 3000  # of each report, and of the input's query words (engine._query_text)
-FIELD_WEIGHTS = {"text": 1.0, "title": 1.0}
+# "cause": the labeller's summary of the root cause. A user describes a fault in the words such summaries
+# use (stale metadata, padded slots, the update before replay) more often than in the words of another
+# report's paste; on the dev reports, each left out of the index, prose phase +8, top-1 and top-3 even.
+FIELD_WEIGHTS = {"text": 1.0, "title": 1.0, "cause": 1.0}
 FIX_CHARS = 300
 
 _INDEX: Optional[Tuple[Any, Dict[str, Dict[str, Any]]]] = None  # (BM25 index, report by id)
@@ -61,13 +64,15 @@ class SimilarReport(Record):
 
 
 def build_reference(reports: Iterable[Dict[str, Any]]) -> Dict[str, Any]:
-    """The JSON-ready reference index from labelled reports ({id, url, title, phase, layer, patterns, text})."""
+    """The JSON-ready reference index from labelled reports ({id, url, title, phase, layer, patterns, text,
+    cause})."""
     from npu_graph_skill.expert.retrieval import BM25Index
 
     index = BM25Index(dict(FIELD_WEIGHTS))
     meta = []
     for report in sorted(reports, key=lambda r: r["id"]):
-        index.add(report["id"], {"text": report["text"][:TEXT_CHARS], "title": report.get("title") or ""})
+        index.add(report["id"], {"text": report["text"][:TEXT_CHARS], "title": report.get("title") or "",
+                                 "cause": report.get("cause") or ""})
         meta.append({key: report.get(key) for key in ("id", "url", "title", "phase", "layer", "backend", "confidence")}
                     | {"patterns": sorted(report.get("patterns") or []),
                        "fix": " ".join(str(report.get("fix") or "").split())[:FIX_CHARS]})
