@@ -11,8 +11,9 @@ from npu_graph_skill.core.errors import InputError
 from npu_graph_skill.core.ingest import TextSource, read_text, resolve_sources
 from npu_graph_skill.core.model import Candidate, Diagnosis, Evidence
 from npu_graph_skill.core.render import default_lang, pick
-from npu_graph_skill.diagnose import causes, classify, locate, reference
+from npu_graph_skill.diagnose import causes, classify, locate, notices, reference
 from npu_graph_skill.diagnose.evidence import FRAME_RE, extract_evidence
+from npu_graph_skill.diagnose.reflow import FlowText
 from npu_graph_skill.diagnose.phase import Vote, close_phases, decide, phase_votes
 from npu_graph_skill.diagnose.wording import SignatureIndex
 from npu_graph_skill.diagnose.match import (
@@ -73,9 +74,13 @@ def _reduce_logs(sources: List[TextSource]):
 def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowledge,
                       source_dir: Optional[str] = None, kb_dir: Optional[str] = None,
                       provided: Collection[str] = ()) -> Diagnosis:
-    cues = classify.cue_lines(evidence.lines, knowledge.signs)
+    # Lines a framework prints on normal runs say where the run was, but they are not the error: the
+    # matchers, the plain words of a phase and the similar-words search read the input without them.
+    hidden = notices.notice_lines(evidence.lines, knowledge.signs)
+    shown = notices.shown(evidence.lines, hidden) if hidden else evidence.lines
+    cues = classify.cue_lines(shown, knowledge.signs)
     contexts = classify.phase_contexts(evidence, cues, knowledge.signs)
-    index = EvidenceIndex(evidence, contexts, SignatureIndex.for_knowledge(knowledge))
+    index = EvidenceIndex(evidence, contexts, SignatureIndex.for_knowledge(knowledge), lines=shown)
     chain = error_chain(evidence, knowledge)
     root_line = chain[0]["line"] if chain else 0
     messages = match_messages(knowledge, index)
@@ -83,7 +88,8 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
     ranked = rank_patterns(knowledge, index, root_line, messages, root_decisive=root_decisive)
     top = ranked[0] if ranked and ranked[0].score >= KNOWN else None
 
-    votes = phase_votes(evidence, knowledge.signs, cues, messages, index.flow, _error_line_number(evidence, root_line))
+    flow = FlowText(evidence.lines) if hidden else index.flow  # a notice still says where the run was
+    votes = phase_votes(evidence, knowledge.signs, cues, messages, flow, _error_line_number(evidence, root_line))
     caller_check = internal_check = None  # torch_npu checks that decide the fix when no pattern matched
     if top:
         pattern = top.pattern
@@ -102,7 +108,7 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
         if caller_check:  # torch_npu refused the caller's arguments: the fix is in the calling code
             root_layer, fix_in = "L1", "user_code"
 
-    query = _query_text(evidence)  # the words that can name a cause, for the similarity searches
+    query = _query_text(evidence, hidden)  # the words that can name a cause, for the similarity searches
     # The public reports like this one: when a pattern matched, those that concluded it; else the nearest.
     reports = _similar_reports(query, top.pattern.id if top else None)
     if top:  # the known match first; the other causes worth checking from the same ranking as a novel input's
@@ -117,7 +123,7 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
         phase, _ = decide(votes)
     candidates = _with_ranked_causes(candidates, knowledge, lang)
     confidence = _confidence(ranked, _printed_lines(evidence))
-    error_line = _decisive_line(evidence, chain, top)
+    error_line = _decisive_line(evidence, chain, top, hidden)
     # Recorded cases come after the patterns: they show what fixed a similar error before.
     candidates.extend(_similar_cases(kb_dir, {
         "phase": phase, "error": error_line, "novel": top is None,
@@ -129,7 +135,7 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
     diagnosis = Diagnosis(
         lang=lang, error=error_line, phase=phase, layer=layer, root_layer=root_layer, fix_in=fix_in,
         confidence=confidence, novel=top is None, candidates=candidates,
-        root_cause=_root_cause(pattern, lang, phase, messages, votes),
+        root_cause=_root_cause(pattern, lang, phase, messages, votes, _notice_only(evidence, hidden, chain)),
         fix=_fix(pattern, lang, evidence, caller_check, internal_check,
                  "" if pattern else causes.first_steps(candidates, knowledge, lang)),
         verification=list(pick(pattern.verification, lang)) if pattern else _generic_verification(lang),
@@ -141,7 +147,7 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
         similar_reports=_reports_to_show(reports),
         other_phases=[] if top or phase == "unknown" else close_phases(votes, phase),
         evidence_summary={**_summary(evidence, contexts, chain), "phase_votes": [v.to_dict() for v in votes[:8]]},
-        notes=list(evidence.notes),
+        notes=list(evidence.notes) + _notice_notes(hidden, lang),
     )
     if top and top.pattern.consequence:
         diagnosis.notes.append(pick({"en": "The matched pattern describes a consequence: the decisive error is earlier "
@@ -218,7 +224,8 @@ def _framework_drives_graphs(evidence: Evidence) -> bool:
     return not any(USER_SCRIPT.search(line) for line in evidence.lines)
 
 
-def _decisive_line(evidence: Evidence, chain: List[Dict[str, Any]], top: Optional[PatternScore]) -> str:
+def _decisive_line(evidence: Evidence, chain: List[Dict[str, Any]], top: Optional[PatternScore],
+                   hidden: Collection[int] = ()) -> str:
     if top:
         hit_lines = [evidence.line(line).strip() for description, line, weight in top.hits
                      if line and weight > 0 and description.startswith(("message:", "code:"))]
@@ -233,9 +240,10 @@ def _decisive_line(evidence: Evidence, chain: List[Dict[str, Any]], top: Optiona
         return f"{last.type}: {last.message}"[:500]
     for event in evidence.log_events:  # a logged error, not the traceback lines it was logged with
         message = event.message
-        if event.level in ("ERROR", "CRITICAL") and not message.startswith("  ") and not NOT_A_MESSAGE.match(message):
+        if (event.level in ("ERROR", "CRITICAL") and not message.startswith("  ") and not NOT_A_MESSAGE.match(message)
+                and event.input_line not in hidden):
             return message[:500]
-    lines = [line.strip() for line in evidence.lines if line.strip()]
+    lines = [line.strip() for number, line in enumerate(evidence.lines, start=1) if line.strip() and number not in hidden]
     said = [line for line in lines if not NOT_A_MESSAGE.match(line)] or lines
     # the user's own words for what went wrong, before a launch command or a version list
     return next((line for line in said if ERROR_WORDS.search(line)), said[0] if said else "")[:500]
@@ -314,11 +322,19 @@ def _printed_lines(evidence: Evidence) -> set:
     return lines
 
 
-def _root_cause(pattern, lang: str, phase: str, messages: List[MessageHit], votes: List[Vote]) -> Dict[str, str]:
+def _root_cause(pattern, lang: str, phase: str, messages: List[MessageHit], votes: List[Vote],
+                notice_only: Optional[List[Any]] = None) -> Dict[str, str]:
     if pattern:
         return {"direct": pick(pattern.root_cause, lang), "trigger": pick(pattern.trigger, lang),
                 "scope": pick(pattern.scope, lang) if pattern.scope else _generic_scope(phase, lang)}
     trigger = _phase_reasons(phase, votes, lang)
+    if notice_only:
+        told = " ".join(pick(sign.meaning, lang) for sign in notice_only)
+        direct = (f"The input shows no error: the lines it holds are what the framework prints on normal runs. {told} "
+                  "Paste the error or traceback that followed them, or say what went wrong." if lang == "en" else
+                  f"输入中没有错误：其中的这些行是框架正常运行时也会打印的提示。{told}"
+                  "请贴出其后出现的报错或 traceback，或说明出了什么问题。")
+        return {"direct": direct, "trigger": trigger, "scope": _generic_scope(phase, lang)}
     if messages:
         entry = messages[0].entry
         direct = (f"torch_npu raised this at {entry.raise_site()} ({entry.function}): {entry.condition}" if lang == "en"
@@ -337,6 +353,34 @@ def _phase_reasons(phase: str, votes: List[Vote], lang: str) -> str:
     if lang == "zh":
         return f"阶段判断依据（{phase}）：" + "；".join(reasons)
     return f"The phase ({phase}) rests on: " + "; ".join(reasons)
+
+
+def _notice_signs(hidden: Dict[int, Any]) -> List[Any]:
+    """The notices found, each once, in input order."""
+    return list({hidden[number].id: hidden[number] for number in sorted(hidden, reverse=True)}.values())[::-1]
+
+
+def _notice_only(evidence: Evidence, hidden: Dict[int, Any], chain: List[Dict[str, Any]]) -> List[Any]:
+    """The notices, when they are all the input has to show: no exception, error code, logged error or
+    line with the words of a failure besides them."""
+    if not hidden or chain or evidence.exceptions:
+        return []
+    if any(e.level in ("ERROR", "CRITICAL") and e.input_line not in hidden for e in evidence.log_events):
+        return []
+    if any(ERROR_WORDS.search(line) for number, line in enumerate(evidence.lines, start=1) if number not in hidden):
+        return []
+    return _notice_signs(hidden)
+
+
+def _notice_notes(hidden: Dict[int, Any], lang: str) -> List[str]:
+    first: Dict[str, int] = {}
+    for number in sorted(hidden):
+        first.setdefault(hidden[number].id, number)
+    return [pick({"en": f"Line {first[sign.id]} is a notice {sign.framework} prints on normal runs ({sign.id}), not "
+                        "the error: left out of the matching.",
+                  "zh": f"第 {first[sign.id]} 行是 {sign.framework} 正常运行时也会打印的提示（{sign.id}），不是错误："
+                        "未参与匹配。"}, lang)
+            for sign in _notice_signs(hidden)]
 
 
 def _error_line_number(evidence: Evidence, root_line: int) -> int:
@@ -385,12 +429,14 @@ def _reports_to_show(reports: list) -> List[Dict[str, Any]]:
     return [r.to_brief() for r in ordered[:SHOWN_REPORTS]]
 
 
-def _query_text(evidence: Evidence) -> str:
-    """The input's words that can name a cause: exception messages, error lines and prose, not log noise."""
+def _query_text(evidence: Evidence, hidden: Collection[int] = ()) -> str:
+    """The input's words that can name a cause: exception messages, error lines and prose, not log noise
+    (nor the notices in `hidden`)."""
     parts = [f"{e.type} {e.message}" for e in evidence.exceptions[-3:]]
-    parts += [e.message for e in evidence.log_events if e.level in ("ERROR", "CRITICAL")][:5]
+    parts += [e.message for e in evidence.log_events if e.level in ("ERROR", "CRITICAL") and e.input_line not in hidden][:5]
     # a worker / rank / log-level prefix on every line is the log's layout, not words of the fault
-    bodies = (strip_prefixes(line)[1].strip() for line in evidence.lines)
+    bodies = (strip_prefixes(line)[1].strip() for number, line in enumerate(evidence.lines, start=1)
+              if number not in hidden)
     parts += [body for body in bodies if body and not FRAME_RE.match(body)][:40]
     # each text once and no frame: an error line is also a log event, and counting it twice would make
     # the words of a log weigh differently from the same words pasted without their log layout

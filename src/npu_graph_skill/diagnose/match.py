@@ -53,8 +53,11 @@ class MessageHit:
 class EvidenceIndex:
     """The evidence in the shapes matchers ask for, computed once per diagnosis."""
 
-    def __init__(self, evidence: Evidence, contexts: Dict[str, List[int]], signatures: Optional[SignatureIndex] = None) -> None:
+    def __init__(self, evidence: Evidence, contexts: Dict[str, List[int]], signatures: Optional[SignatureIndex] = None,
+                 lines: Optional[List[str]] = None) -> None:
+        """`lines`: the input lines the message matchers read (default: all; the engine blanks notices)."""
         self.evidence = evidence
+        self.lines = evidence.lines if lines is None else lines
         self.signatures = signatures
         self._words: Optional[WordStream] = None
         self.contexts = contexts
@@ -64,7 +67,7 @@ class EvidenceIndex:
         self.apis = {name.lower(): line for name, line in evidence.apis.items()}
         self.frame_texts = [(f"{f.file} {f.function} {f.code}", f.input_line) for f in evidence.frames]
         self.frame_texts += [(f"{s.file} {s.function} {s.call}", s.input_line) for s in evidence.raise_sites]
-        self.flow = FlowText(evidence.lines)
+        self.flow = FlowText(self.lines)
 
     def search_lines(self, matcher: Matcher) -> int:
         literals = matcher.literals()
@@ -77,7 +80,7 @@ class EvidenceIndex:
         if self.signatures is None:
             return None
         if self._words is None:
-            self._words = WordStream(self.evidence.lines)
+            self._words = WordStream(self.lines)
         hits = [hit for hit in (find(s, self._words, self.signatures.vocabulary) for s in self.signatures.of(key)) if hit]
         return max(hits, key=lambda h: h.coverage) if hits else None
 

@@ -111,7 +111,7 @@ def _line_votes(flow: FlowText, signs: Sequence, error_line: int) -> List[Vote]:
     votes: List[Vote] = []
     for sign in signs:
         literals = prefilter.literals(sign.regex)
-        if not flow.may_match(literals):
+        if not sign.weight or not flow.may_match(literals):  # a notice of weight 0 says nothing of the phase
             continue
         line = flow.search(sign.compiled()["regex"], literals)
         if not line:

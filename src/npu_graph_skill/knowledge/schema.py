@@ -133,6 +133,11 @@ class ContextSign(Record):
     file: str = ""  # kind frame: a regex the frame's file must match
     regex: str = ""  # kind line / setting: a regex over an input line
     when: str = "at"  # at: the sign's phase is where it stands; after: of what fails after it
+    # A notice: a line printed on normal runs (a start-up warning, an advice banner). It may still say
+    # where the run was (its weight), but it is never the error and its words are not the fault's.
+    notice: bool = False
+    example: str = ""  # a notice: the line as printed (it must match)
+    near_miss: str = ""  # a notice: an error of the same source that shares its words (it must not)
     _compiled: Any = dataclasses.field(default=None, repr=False, compare=False)
 
     def compiled(self) -> Dict[str, "re.Pattern[str]"]:
@@ -157,8 +162,13 @@ def parse_context_sign(raw: Any, where: str, compile_regex: bool = True) -> Cont
         weight = float(raw.get("weight"))
     except (TypeError, ValueError):
         raise KnowledgeError(f"{where}: weight must be a number") from None
-    if not 0 < weight <= 1:
-        raise KnowledgeError(f"{where}: weight {weight} outside (0, 1]")
+    notice = raw.get("notice", False)
+    if notice not in (True, False):
+        raise KnowledgeError(f"{where}: notice is true or false")
+    if not (0 <= weight if notice else 0 < weight) or weight > 1:  # a notice may say nothing of the phase
+        raise KnowledgeError(f"{where}: weight {weight} outside {'[0' if notice else '(0'}, 1]")
+    if notice and (raw["kind"] != "line" or not raw.get("example") or not raw.get("near_miss")):
+        raise KnowledgeError(f"{where}: a notice is a line sign with an example and a near_miss")
     if raw["kind"] == "frame" and not (raw.get("function") or raw.get("function_regex")):
         raise KnowledgeError(f"{where}: a frame sign needs 'function' or 'function_regex'")
     if raw["kind"] != "frame" and not raw.get("regex"):
@@ -173,7 +183,8 @@ def parse_context_sign(raw: Any, where: str, compile_regex: bool = True) -> Cont
                        layer=str(raw.get("layer") or "L1"), weight=weight, meaning=raw["meaning"],
                        source={k: str(v) for k, v in source.items()}, function=str(raw.get("function") or ""),
                        function_regex=str(raw.get("function_regex") or ""), file=str(raw.get("file") or ""),
-                       regex=str(raw.get("regex") or ""), when=str(raw.get("when") or "at"))
+                       regex=str(raw.get("regex") or ""), when=str(raw.get("when") or "at"), notice=notice,
+                       example=str(raw.get("example") or ""), near_miss=str(raw.get("near_miss") or ""))
     if compile_regex:
         try:
             sign.compiled()

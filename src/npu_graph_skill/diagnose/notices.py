@@ -1,0 +1,66 @@
+"""Lines a framework prints on normal runs that a paste often holds next to the failure, or instead of it:
+start-up warnings ("ACL Graph is currently experimental ... if you encourage any Error"), advice banners
+("capturing too many batch sizes can lead to OOM ... or inference hangs"), progress lines with cautions
+("This may lead to unexpected consequences if the model is not static"). Their words sound like a fault,
+and read as one they outvote the real error or stand in for it. The notices are context signs
+(`notice: true` in knowledge/context_signs.yaml, each with its source); the diagnosis leaves their
+lines out of the error, the matchers and the similar-words search, and says what they are.
+"""
+from __future__ import annotations
+
+import re
+from typing import Dict, List, Sequence
+
+from npu_graph_skill.diagnose.reflow import MIN_PIECE, squeeze
+from npu_graph_skill.knowledge import prefilter
+from npu_graph_skill.logs.formats import strip_prefixes
+
+BANNER_RULE = re.compile(r"(?:\x1b\[[\d;]{0,12}m)?\*{5,}")  # the row of asterisks around a banner (stripped line)
+MAX_CONTINUED = 12  # lines of one banner or of one wrapped notice
+
+
+def notice_lines(lines: Sequence[str], signs: Sequence) -> Dict[int, object]:
+    """input line (1-based) → the notice sign it belongs to: the line the notice matches, the rows of its
+    banner (starting with `*`), and the rest of the notice where the paste wrapped it (a line that is text
+    of the notice as printed)."""
+    notices = [sign for sign in signs if sign.notice]
+    if not notices or not lines:
+        return {}
+    lower = "\n".join(lines).lower()
+    found: Dict[int, object] = {}
+    for sign in notices:
+        if not prefilter.may_match(prefilter.literals(sign.regex), lower):
+            continue
+        regex = sign.compiled()["regex"]
+        for number, line in enumerate(lines, start=1):
+            if number in found or not regex.search(line):
+                continue
+            found[number] = sign
+            before = number - 1
+            while before >= 1 and number - before <= MAX_CONTINUED and BANNER_RULE.match(_body(lines[before - 1]).strip()):
+                found.setdefault(before, sign)
+                before -= 1
+            for after in range(number + 1, min(len(lines), number + MAX_CONTINUED) + 1):
+                if not _continues(lines[after - 2], lines[after - 1], sign):
+                    break
+                found.setdefault(after, sign)
+    return found
+
+
+def shown(lines: Sequence[str], hidden: Dict[int, object]) -> List[str]:
+    """The lines with the notices' lines blanked (numbering kept)."""
+    return ["" if number in hidden else line for number, line in enumerate(lines, start=1)]
+
+
+def _body(line: str) -> str:
+    return strip_prefixes(line)[1]
+
+
+def _continues(previous: str, line: str, sign) -> bool:
+    body, before = _body(line).strip(), _body(previous).strip()
+    if not body or BANNER_RULE.match(before):  # the banner's closing rule ends it
+        return False
+    if body.startswith("*"):  # a banner row ("* consider reducing ...") or its closing rule
+        return True
+    # the rest of the notice where the paste wrapped it: text of the notice as printed, not words of the user's
+    return len(body) >= MIN_PIECE and squeeze(body).lower() in squeeze(sign.example).lower()

@@ -1,0 +1,120 @@
+"""Lines frameworks print on normal runs (notices, knowledge/context_signs.yaml `notice: true`) are not
+the error: the report says what they are, and their words neither match a pattern nor vote for a phase."""
+from __future__ import annotations
+
+import pytest
+
+from npu_graph_skill.diagnose.engine import diagnose
+from npu_graph_skill.knowledge.loader import load_knowledge
+from npu_graph_skill.knowledge.schema import KnowledgeError, parse_context_sign
+
+NOTICES = [s for s in load_knowledge().signs if s.notice]
+
+# vLLM-Ascend v0.13.0's banner for FULL / FULL_DECODE_ONLY (platform.py:281-293@6281c1207a) as its logger
+# prints it, then a capture that runs out of memory
+BANNER = """WARNING 01-05 10:00:00 [platform.py:293] \x1b[91m
+            **********************************************************************************
+            * WARNING: You have enabled the *full graph* feature.
+            * This is an early experimental stage and may involve various unknown issues.
+            * A known problem is that capturing too many batch sizes can lead to OOM
+            * (Out of Memory) errors or inference hangs. If you encounter such issues,
+            * consider reducing `gpu_memory_utilization` or manually specifying a smaller
+            * batch size for graph capture.
+            * For more details, please refer to:
+            * https://docs.vllm.ai/en/stable/configuration/conserving_memory.html#reduce-cuda-graphs
+            **********************************************************************************\x1b[0m
+"""
+OOM = ("INFO 01-05 10:01:00 [model_runner_v1.py:3900] Capturing CUDA graphs (decode, FULL): 40%\n"
+       "ERROR 01-05 10:01:05 [core.py:700] RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 0; "
+       "60.96 GiB total capacity; 57.10 GiB already allocated; 1.20 GiB free; 58.00 GiB reserved in total by PyTorch)\n")
+EXPERIMENTAL = ("WARNING 07-10 10:00:00 [ascend_config.py:242] ACL Graph is currently experimental. Please raise an "
+                "issue on https://github.com/vllm-project/vllm-ascend/issues if you encourage any Error")
+
+
+def test_the_notices_have_sources_examples_and_near_misses():
+    assert len(NOTICES) >= 3
+    for sign in NOTICES:
+        regex = sign.compiled()["regex"]
+        assert regex.search(sign.example), sign.id
+        assert not regex.search(sign.near_miss), sign.id
+        assert sign.source["repo"] and sign.source["path"] and sign.source["line"], sign.id
+
+
+@pytest.mark.parametrize("sign", NOTICES, ids=lambda s: s.id)
+def test_a_notice_alone_is_said_to_be_no_error(sign):
+    report = diagnose(text=sign.example + "\n", lang="en")
+    assert report.novel and report.confidence == 0
+    assert report.root_cause["direct"].startswith("The input shows no error")
+    assert sign.meaning["en"] in report.root_cause["direct"]
+    assert any(sign.id in note for note in report.notes)
+    # no failure to explain, so nothing to rank; the phase is where the notice says the run was, if anywhere
+    assert report.candidates == []
+    assert report.phase == (sign.phase if sign.weight else "unknown")
+
+
+def test_no_pattern_counts_a_notice_as_its_evidence():
+    # a notice's lines are left out of the matching: a pattern that needed one would silently lose it (the
+    # words that only say graph mode is in use weigh 0.15 at most and stand in other lines of any such log)
+    knowledge = load_knowledge()
+    for sign in NOTICES:
+        words = sign.compiled()["regex"].search(sign.example).group(0)  # the notice's own words
+        for pattern in knowledge.patterns:
+            for matcher in pattern.matchers:
+                if matcher.type == "message" and matcher.weight >= 0.2:
+                    assert not matcher.pattern().search(words), (sign.id, pattern.id, matcher.regex)
+
+
+@pytest.mark.parametrize("sign", NOTICES, ids=lambda s: s.id)
+def test_the_near_miss_of_a_notice_is_still_an_error(sign):
+    report = diagnose(text=sign.near_miss + "\n", lang="en")
+    assert not report.root_cause["direct"].startswith("The input shows no error")
+    assert not any(sign.id in note for note in report.notes)
+    assert report.error
+
+
+def test_the_error_after_a_banner_is_diagnosed_without_the_banners_words():
+    report = diagnose(text=BANNER + OOM, lang="en")
+    assert report.error.startswith("RuntimeError: NPU out of memory")
+    assert not report.novel and report.candidates[0].id == "P-MEM-002"
+    assert any("S-164" in note for note in report.notes)
+    # "capturing too many batch sizes can lead to OOM ... or inference hangs" is advice, not the fault's words
+    banner_lines = range(1, BANNER.count("\n") + 1)
+    assert not any(v["line"] in banner_lines for v in report.evidence_summary["phase_votes"])
+
+
+def test_the_banner_alone_is_no_out_of_memory():
+    report = diagnose(text=BANNER, lang="zh")
+    assert report.phase == "unknown" and report.candidates == []
+    assert report.root_cause["direct"].startswith("输入中没有错误")
+
+
+def test_a_wrapped_notice_is_left_out_whole():
+    wrapped = EXPERIMENTAL[:110] + "\n" + EXPERIMENTAL[110:] + "\n"
+    report = diagnose(text=wrapped, lang="en")
+    assert report.root_cause["direct"].startswith("The input shows no error")
+    assert report.candidates == []
+
+
+def test_what_the_user_says_after_a_notice_is_read():
+    report = diagnose(text=EXPERIMENTAL + "\nthe server then hangs while capturing graphs for batch size 64\n", lang="en")
+    assert not report.root_cause["direct"].startswith("The input shows no error")
+    assert report.candidates
+    assert any(v["line"] == 2 for v in report.evidence_summary["phase_votes"])  # the user's words vote
+
+
+def _raw(**change):
+    raw = {"id": "S-999", "framework": "vllm", "kind": "line", "regex": "x", "phase": "compile", "layer": "L1",
+           "weight": 0, "notice": True, "example": "x", "near_miss": "y",
+           "meaning": {"en": "a", "zh": "甲"}, "source": {"repo": "r", "path": "p", "line": "1", "version": "v"}}
+    raw.update(change)
+    return raw
+
+
+def test_the_notice_fields_are_validated():
+    assert parse_context_sign(_raw(), "t").notice
+    with pytest.raises(KnowledgeError, match="near_miss"):
+        parse_context_sign(_raw(near_miss=""), "t")
+    with pytest.raises(KnowledgeError, match="weight"):
+        parse_context_sign(_raw(notice=False), "t")  # only a notice may weigh nothing
+    with pytest.raises(KnowledgeError, match="notice is true or false"):
+        parse_context_sign(_raw(notice="yes"), "t")
