@@ -52,7 +52,8 @@ ZH_TERMS_WORDS: Dict[str, Tuple[str, ...]] = {
     "超时": ("timeout",), "卡死": ("hang",), "性能": ("performance",), "慢": ("slow",),
     "设备": ("device",), "驱动": ("driver",), "注意力": ("attention",),
 }
-# Question words and glue that carry no topic.
+# Question words and glue that carry no topic; greetings; the words of a report's form (issue and PR
+# templates: python, issue, expected, reproduce, motivation ...), which its fault does not use.
 STOPWORDS = frozenset("""
 a an and are as at be been but by can could did do does doing for from had has have how i if in
 into is it its me my of on or our please so than that the their them then there these this those
@@ -61,6 +62,9 @@ get got use using used need want tell explain mean means happen happens work wor
 should shall while allow allowed possible able way ways thing things something anything ok okay there
 hi hello hey dear thanks thank thx anyone anybody someone help advance appreciate appreciated regards
 folks guys everyone everybody
+python issue issues pr test tests result results expected expect reproduce reproduction
+info detail details summary motivation modification modifications behavior behaviour describe
+description checklist
 """.split())
 # English words that say the same thing in this domain, folded onto the first word's token.
 EN_SYNONYM_WORDS: Dict[str, Tuple[str, ...]] = {
