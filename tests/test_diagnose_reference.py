@@ -49,6 +49,12 @@ def test_common_words_alone_find_no_report():
     assert reference.similar_reports("graph mode error on npu, it failed, please help") == []
 
 
+def test_the_words_of_a_reports_form_find_no_report():
+    # near miss: an issue or PR template's headings and fields are in many reports of the index, not their faults
+    text = "Motivation: the issue. Expected behavior, details and reproduction in python; test results in the PR summary."
+    assert reference.similar_reports(text) == []
+
+
 def test_the_concluded_shares_are_weighted_by_similarity():
     reports = [reference.SimilarReport(id=i, url="", title="", phase=p, layer="L1", patterns=pats, score=s, matched=[])
                for i, p, pats, s in (("a", "update", ["P-UPD-020"], 3.0), ("b", "replay", ["P-REP-012"], 1.0))]
