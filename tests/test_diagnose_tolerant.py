@@ -325,3 +325,10 @@ def test_a_matcher_marked_not_reworded_is_found_only_as_written():
     table = _table(knowledge)
     assert words not in table
     assert "capture sequence was invalidated by an earlier failing call" in table
+
+
+def test_a_host_sync_told_as_cannot_be_captured_is_the_sync_rule_in_chinese():
+    # the rule of P-CAP-001 in a doc's words: a synchronisation that the capture cannot record
+    report = diagnose(text="aclgraph模式下，print函数包含同步处理，无法被aclgraph捕获。", lang="en")
+    assert report.candidates[0].id == "P-CAP-001"
+    assert any(m.startswith("message:") and "同步" in m for m in report.candidates[0].matched)
