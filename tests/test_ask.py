@@ -47,6 +47,8 @@ def test_chinese_is_bigrams_plus_domain_terms():
 
 def test_a_single_character_domain_word_is_found_inside_a_run():
     assert "stream" in tokenize("捕获的时候能不能用多条流")
+    # a fault told in Chinese meets the English words of the patterns and reports
+    assert set(tokenize("pad metadata hang garbled")) <= set(tokenize("填充的元数据没有更新，服务卡住，输出乱码"))
     assert {"default", "stream"} <= set(tokenize("默认流"))
 
 

@@ -51,6 +51,15 @@ ZH_TERMS_WORDS: Dict[str, Tuple[str, ...]] = {
     "生命周期": ("lifecycle",), "入口": ("entry",), "训练": ("training",), "反向": ("backward",), "推理": ("inference",),
     "超时": ("timeout",), "卡死": ("hang",), "性能": ("performance",), "慢": ("slow",),
     "设备": ("device",), "驱动": ("driver",), "注意力": ("attention",),
+    # the words of a fault users write in Chinese
+    "填充": ("padding",), "补齐": ("padding",), "元数据": ("metadata",), "静态": ("static",), "地址": ("address",),
+    "指针": ("pointer",), "卡住": ("hang",), "挂起": ("hang",), "挂死": ("hang",), "死锁": ("deadlock",),
+    "乱码": ("garbled",), "精度": ("accuracy",), "重复": ("repeat",), "批": ("batch",), "档位": ("size",),
+    "投机": ("speculative",), "投机推理": ("speculative",), "草稿": ("draft",), "事件": ("event",),
+    "拷贝": ("copy",), "复制": ("copy",), "异步": ("async",), "固件": ("firmware",), "内核": ("kernel",),
+    "缓存": ("cache",), "断图": ("break", "graph"), "重编译": ("recompile",), "权重": ("weight",),
+    "溢出": ("overflow",), "越界": ("bound", "index"), "非法": ("illegal",), "进程": ("process",),
+    "泄漏": ("leak",), "泄露": ("leak",), "不一致": ("mismatch",), "无效": ("invalid",), "输出": ("output",),
 }
 # Question words and glue that carry no topic; greetings; the words of a report's form (issue and PR
 # templates: python, issue, expected, reproduce, motivation ...), which its fault does not use.
