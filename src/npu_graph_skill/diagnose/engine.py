@@ -147,7 +147,7 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
         similar_reports=_reports_to_show(reports),
         other_phases=[] if top or phase == "unknown" else close_phases(votes, phase),
         evidence_summary={**_summary(evidence, contexts, chain), "phase_votes": [v.to_dict() for v in votes[:8]]},
-        notes=list(evidence.notes) + _notice_notes(hidden, lang),
+        notes=list(evidence.notes) + notices.notes(hidden, lang),
     )
     if top and top.pattern.consequence:
         diagnosis.notes.append(pick({"en": "The matched pattern describes a consequence: the decisive error is earlier "
@@ -355,11 +355,6 @@ def _phase_reasons(phase: str, votes: List[Vote], lang: str) -> str:
     return f"The phase ({phase}) rests on: " + "; ".join(reasons)
 
 
-def _notice_signs(hidden: Dict[int, Any]) -> List[Any]:
-    """The notices found, each once, in input order."""
-    return list({hidden[number].id: hidden[number] for number in sorted(hidden, reverse=True)}.values())[::-1]
-
-
 def _notice_only(evidence: Evidence, hidden: Dict[int, Any], chain: List[Dict[str, Any]]) -> List[Any]:
     """The notices, when they are all the input has to show: no exception, error code, logged error or
     line with the words of a failure besides them."""
@@ -369,18 +364,7 @@ def _notice_only(evidence: Evidence, hidden: Dict[int, Any], chain: List[Dict[st
         return []
     if any(ERROR_WORDS.search(line) for number, line in enumerate(evidence.lines, start=1) if number not in hidden):
         return []
-    return _notice_signs(hidden)
-
-
-def _notice_notes(hidden: Dict[int, Any], lang: str) -> List[str]:
-    first: Dict[str, int] = {}
-    for number in sorted(hidden):
-        first.setdefault(hidden[number].id, number)
-    return [pick({"en": f"Line {first[sign.id]} is a notice {sign.framework} prints on normal runs ({sign.id}), not "
-                        "the error: left out of the matching.",
-                  "zh": f"第 {first[sign.id]} 行是 {sign.framework} 正常运行时也会打印的提示（{sign.id}），不是错误："
-                        "未参与匹配。"}, lang)
-            for sign in _notice_signs(hidden)]
+    return [sign for _, sign in notices.found(hidden)]
 
 
 def _error_line_number(evidence: Evidence, root_line: int) -> int:

@@ -9,7 +9,9 @@ lines out of the error, the matchers and the similar-words search, and says what
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Sequence
+from typing import Dict, List, Sequence, Tuple
+
+from npu_graph_skill.core.render import pick
 
 from npu_graph_skill.diagnose.reflow import MIN_PIECE, squeeze
 from npu_graph_skill.knowledge import prefilter
@@ -50,6 +52,22 @@ def notice_lines(lines: Sequence[str], signs: Sequence) -> Dict[int, object]:
 def shown(lines: Sequence[str], hidden: Dict[int, object]) -> List[str]:
     """The lines with the notices' lines blanked (numbering kept)."""
     return ["" if number in hidden else line for number, line in enumerate(lines, start=1)]
+
+
+def found(hidden: Dict[int, object]) -> List[Tuple[int, object]]:
+    """(its first line, the notice) of each notice found, in input order."""
+    first: Dict[str, Tuple[int, object]] = {}
+    for number in sorted(hidden):
+        first.setdefault(hidden[number].id, (number, hidden[number]))
+    return list(first.values())
+
+
+def notes(hidden: Dict[int, object], lang: str) -> List[str]:
+    """One report note per notice found."""
+    return [pick({"en": f"Line {line} is a notice {sign.framework} prints on normal runs ({sign.id}), not the error: "
+                        "left out of the matching.",
+                  "zh": f"第 {line} 行是 {sign.framework} 正常运行时也会打印的提示（{sign.id}），不是错误：未参与匹配。"}, lang)
+            for line, sign in found(hidden)]
 
 
 def _body(line: str) -> str:
