@@ -243,7 +243,8 @@ def _decisive_line(evidence: Evidence, chain: List[Dict[str, Any]], top: Optiona
         if (event.level in ("ERROR", "CRITICAL") and not message.startswith("  ") and not NOT_A_MESSAGE.match(message)
                 and event.input_line not in hidden):
             return message[:500]
-    lines = [line.strip() for number, line in enumerate(evidence.lines, start=1) if line.strip() and number not in hidden]
+    lines = [line.strip() for number, line in enumerate(evidence.lines, start=1)
+             if line.strip() and number not in hidden]
     said = [line for line in lines if not NOT_A_MESSAGE.match(line)] or lines
     # the user's own words for what went wrong, before a launch command or a version list
     return next((line for line in said if ERROR_WORDS.search(line)), said[0] if said else "")[:500]

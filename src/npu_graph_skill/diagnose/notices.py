@@ -12,7 +12,6 @@ import re
 from typing import Dict, List, Sequence, Tuple
 
 from npu_graph_skill.core.render import pick
-
 from npu_graph_skill.diagnose.reflow import MIN_PIECE, squeeze
 from npu_graph_skill.knowledge import prefilter
 from npu_graph_skill.logs.formats import strip_prefixes
@@ -38,10 +37,10 @@ def notice_lines(lines: Sequence[str], signs: Sequence) -> Dict[int, object]:
             if number in found or not regex.search(line):
                 continue
             found[number] = sign
-            before = number - 1
-            while before >= 1 and number - before <= MAX_CONTINUED and BANNER_RULE.match(_body(lines[before - 1]).strip()):
+            for before in range(number - 1, max(0, number - MAX_CONTINUED) - 1, -1):  # the banner's top rule
+                if not BANNER_RULE.match(_body(lines[before - 1]).strip()):
+                    break
                 found.setdefault(before, sign)
-                before -= 1
             for after in range(number + 1, min(len(lines), number + MAX_CONTINUED) + 1):
                 if not _continues(lines[after - 2], lines[after - 1], sign):
                     break
