@@ -133,6 +133,16 @@ def test_replay_spacing_and_jitter(tmp_path):
     assert not analyze_logs([str(path)], thresholds={"replay_ratio": 20}).anomalies
 
 
+def test_a_warning_header_with_no_text_is_not_a_warning(tmp_path):
+    # vLLM-Ascend v0.13.0's FULL-graph banner (platform.py:281-293@6281c1207a): the logger header carries only
+    # the colour code, the banner's rows follow unprefixed
+    text = ("WARNING 01-05 10:00:00 [platform.py:293] \x1b[91m\n"
+            "* WARNING: You have enabled the *full graph* feature.\n"
+            "WARNING 01-05 10:00:01 [utils.py:453] Currently, communication is performed using FFTS+ method\n")
+    report = analyze_logs([str(_write(tmp_path / "banner.log", text))])
+    assert [w.first.line for w in report.warnings] == [3]
+
+
 def test_only_consequences_points_to_missing_logs(shared_data):
     report = analyze_logs([str(shared_data / "samples" / "plog" / "plog-114654_20250619092834191.log")])
     assert report.first_failure.only_consequences

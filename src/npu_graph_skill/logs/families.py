@@ -75,7 +75,9 @@ def is_error(parsed: ParsedLine, codes: List[CodeHit]) -> bool:
 
 
 def is_warning(parsed: ParsedLine) -> bool:
-    return parsed.level == "WARNING"
+    """A WARNING line that says something: a logger header whose message is only a colour code (a banner's
+    first line, vLLM-Ascend's FULL-graph warning) is not a finding of its own."""
+    return parsed.level == "WARNING" and bool(parsed.message.strip())
 
 
 # -------------------------------------------------------------------------------------------
