@@ -118,3 +118,38 @@ def test_the_notice_fields_are_validated():
         parse_context_sign(_raw(notice=False), "t")  # only a notice may weigh nothing
     with pytest.raises(KnowledgeError, match="notice is true or false"):
         parse_context_sign(_raw(notice="yes"), "t")
+
+
+# A vLLM start-up that only stops: every line is logged at INFO level (the messages of vLLM v0.21.0's
+# gpu_model_runner.py:4858/4960/6064/6143, gpu_worker.py:463 and the notice S-170), the last one the capture's
+# progress bar (gpu_model_runner.py:6305). "default" is no fault and "memory" no out-of-memory.
+QUIET_LOG = """(EngineCore pid=2210) INFO 11-02 09:14:01 [gpu_model_runner.py:4858] Starting to load model Qwen/Qwen3-8B...
+(EngineCore pid=2210) INFO 11-02 09:14:40 [gpu_model_runner.py:4960] Model loading took 15.27 GiB memory and 38.112 seconds
+(EngineCore pid=2210) INFO 11-02 09:14:52 [gpu_model_runner.py:6064] Profiling CUDA graph memory: PIECEWISE=51 (largest=512), FULL=35 (largest=256)
+(EngineCore pid=2210) INFO 11-02 09:14:55 [gpu_model_runner.py:6143] Estimated CUDA graph memory: 0.81 GiB total
+(EngineCore pid=2210) INFO 11-02 09:14:55 [gpu_worker.py:463] Available KV cache memory: 52.4 GiB
+(EngineCore pid=2210) INFO 11-02 09:14:55 [gpu_worker.py:478] CUDA graph memory profiling is enabled (default since v0.21.0). The current --gpu-memory-utilization=0.9000 is equivalent to --gpu-memory-utilization=0.8899 without CUDA graph memory profiling. To maintain the same effective KV cache size as before, increase --gpu-memory-utilization to 0.9101. To disable, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0.
+(EngineCore pid=2210) INFO 11-02 09:14:55 [kv_cache_utils.py:1250] Using the default KV cache layout
+(EngineCore pid=2210) INFO 11-02 09:14:56 [gpu_model_runner.py:6305] Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):  37%|███▋      | 19/51 [00:03<00:05,  6.10it/s]
+"""
+
+
+def test_a_log_of_routine_lines_is_no_error_and_says_where_it_stopped():
+    report = diagnose(text=QUIET_LOG, lang="en")
+    direct = report.root_cause["direct"]
+    assert direct.startswith("The input shows no error") and "line 8" in direct
+    assert "hangs in the capture phase" in direct and "py-spy dump" in direct
+    assert report.phase == "capture"  # the last sign of a phase: the capture's progress bar, not "memory" above it
+    assert report.candidates == [] and report.confidence == 0 and report.error == ""
+    assert any("S-170" in note for note in report.notes)
+    assert diagnose(text=QUIET_LOG, lang="zh").root_cause["direct"].startswith("输入中没有错误")
+
+
+@pytest.mark.parametrize("extra", [
+    "it hangs here for an hour, then the engine core dies",  # the user's words: a symptom to explain
+    "(EngineCore pid=2210) WARNING 11-02 09:14:56 [utils.py:120] Current vLLM config is not set.",  # not routine
+])
+def test_a_routine_log_with_anything_else_is_diagnosed(extra):
+    report = diagnose(text=QUIET_LOG + extra + "\n", lang="en")
+    assert not report.root_cause["direct"].startswith("The input shows no error")
+    assert report.candidates

@@ -153,6 +153,7 @@ class Evidence(Record):
     settings: Dict[str, str] = dataclasses.field(default_factory=dict)  # options and config keys: cudagraph_mode=FULL
     log_events: List[LogEvent] = dataclasses.field(default_factory=list)
     ranks: List[int] = dataclasses.field(default_factory=list)
+    routine: List[int] = dataclasses.field(default_factory=list)  # lines logged at INFO / DEBUG level
     notes: List[str] = dataclasses.field(default_factory=list)  # what was skipped or truncated
 
     def line(self, number: int) -> str:

@@ -83,6 +83,7 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
     index = EvidenceIndex(evidence, contexts, SignatureIndex.for_knowledge(knowledge), lines=shown)
     chain = error_chain(evidence, knowledge)
     root_line = chain[0]["line"] if chain else 0
+    no_error = _no_error(evidence, hidden, chain)  # notices and routine log lines only: nothing failed in it
     messages = match_messages(knowledge, index)
     root_decisive = bool(chain) and chain[0]["role"] == "decisive"
     ranked = rank_patterns(knowledge, index, root_line, messages, root_decisive=root_decisive)
@@ -101,7 +102,9 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
         internal_check = _internal_check(messages)
         # a pattern the input matches in part is a sign of that pattern's phase, as strong as the match
         votes.extend(Vote(s.pattern.phase, round(s.score, 3), 0, f"it matches {s.pattern.id} in part")
-                     for s in ranked[:3] if s.score >= MIN_CANDIDATE_SCORE)
+                     for s in ranked[:3] if s.score >= MIN_CANDIDATE_SCORE and no_error is None)
+        if no_error is not None:  # a log that only stops: the run was where its last sign of a phase says
+            votes = _last_signs(votes)
         phase, _ = decide(votes)
         layer = classify.detected_layer(evidence, messages[0].entry.layer if messages else "")
         root_layer, fix_in = layer, _whose_code(FIX_IN_OF_LAYER.get(layer, "cann_driver"), evidence)
@@ -110,8 +113,11 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
 
     query = _query_text(evidence, hidden)  # the words that can name a cause, for the similarity searches
     # The public reports like this one: when a pattern matched, those that concluded it; else the nearest.
-    reports = _similar_reports(query, top.pattern.id if top else None)
-    if top:  # the known match first; the other causes worth checking from the same ranking as a novel input's
+    # with no error in the input there is no failure to explain: its phase is where its own lines say the run was
+    reports = _similar_reports(query, top.pattern.id if top else None) if top or no_error is None else []
+    if no_error is not None and not top:
+        candidates = []
+    elif top:  # the known match first; the other causes worth checking from the same ranking as a novel input's
         others = causes.rank_causes(ranked[1:], query, _similar_reports(query, None), evidence, knowledge, lang,
                                     MAX_CANDIDATES - 1, shown={top.pattern.id})
         candidates = [causes.candidate(top.pattern, round(top.score, 3), top, evidence, lang)] + others
@@ -122,8 +128,8 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
         votes.extend(causes.cause_votes(candidates, votes))
         phase, _ = decide(votes)
     candidates = _with_ranked_causes(candidates, knowledge, lang)
-    confidence = _confidence(ranked, _printed_lines(evidence))
-    error_line = _decisive_line(evidence, chain, top, hidden)
+    confidence = 0.0 if no_error is not None and not top else _confidence(ranked, _printed_lines(evidence))
+    error_line = "" if no_error is not None and not top else _decisive_line(evidence, chain, top, hidden)
     # Recorded cases come after the patterns: they show what fixed a similar error before.
     candidates.extend(_similar_cases(kb_dir, {
         "phase": phase, "error": error_line, "novel": top is None,
@@ -135,7 +141,7 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
     diagnosis = Diagnosis(
         lang=lang, error=error_line, phase=phase, layer=layer, root_layer=root_layer, fix_in=fix_in,
         confidence=confidence, novel=top is None, candidates=candidates,
-        root_cause=_root_cause(pattern, lang, phase, messages, votes, _notice_only(evidence, hidden, chain)),
+        root_cause=_root_cause(pattern, lang, phase, messages, votes, no_error, _last_line(evidence, hidden)),
         fix=_fix(pattern, lang, evidence, caller_check, internal_check,
                  "" if pattern else causes.first_steps(candidates, knowledge, lang)),
         verification=list(pick(pattern.verification, lang)) if pattern else _generic_verification(lang),
@@ -258,7 +264,7 @@ NOT_A_MESSAGE = re.compile(
     r"|(?:bash|sh|source)\s{1,4}\S{1,200}\.(?:sh|bash)\b|\$\s|#|docker\s{1,4}(?:run|exec)\b)"
     r"|.{0,300}\\$|[\w.-][\w .-]{0,39}:\s{0,4}v?\d{1,4}(?:\.\w{1,10}){0,4}\s{0,4}$", re.IGNORECASE)
 ERROR_WORDS = re.compile(
-    r"error|exception|fail|fault|abort|crash|killed|hang|timed? ?out|illegal|invalid|not (?:supported|permitted)"
+    r"error|exception|fail|(?<!de)fault|abort|crash|killed|\bhang|timed? ?out|illegal|invalid|not (?:supported|permitted)"
     r"|out of memory|\bOOM\b|garbled|wrong|报错|错误|失败|异常|卡住|挂死|乱码", re.IGNORECASE)
 
 
@@ -324,18 +330,14 @@ def _printed_lines(evidence: Evidence) -> set:
 
 
 def _root_cause(pattern, lang: str, phase: str, messages: List[MessageHit], votes: List[Vote],
-                notice_only: Optional[List[Any]] = None) -> Dict[str, str]:
+                no_error: Optional[List[Any]] = None, last: Tuple[int, str] = (0, "")) -> Dict[str, str]:
     if pattern:
         return {"direct": pick(pattern.root_cause, lang), "trigger": pick(pattern.trigger, lang),
                 "scope": pick(pattern.scope, lang) if pattern.scope else _generic_scope(phase, lang)}
     trigger = _phase_reasons(phase, votes, lang)
-    if notice_only:
-        told = " ".join(pick(sign.meaning, lang) for sign in notice_only)
-        direct = (f"The input shows no error: the lines it holds are what the framework prints on normal runs. {told} "
-                  "Paste the error or traceback that followed them, or say what went wrong." if lang == "en" else
-                  f"输入中没有错误：其中的这些行是框架正常运行时也会打印的提示。{told}"
-                  "请贴出其后出现的报错或 traceback，或说明出了什么问题。")
-        return {"direct": direct, "trigger": trigger, "scope": _generic_scope(phase, lang)}
+    if no_error is not None:
+        return {"direct": _no_error_text(no_error, last, phase, lang), "trigger": trigger,
+                "scope": _generic_scope(phase, lang)}
     if messages:
         entry = messages[0].entry
         direct = (f"torch_npu raised this at {entry.raise_site()} ({entry.function}): {entry.condition}" if lang == "en"
@@ -356,16 +358,56 @@ def _phase_reasons(phase: str, votes: List[Vote], lang: str) -> str:
     return f"The phase ({phase}) rests on: " + "; ".join(reasons)
 
 
-def _notice_only(evidence: Evidence, hidden: Dict[int, Any], chain: List[Dict[str, Any]]) -> List[Any]:
-    """The notices, when they are all the input has to show: no exception, error code, logged error or
-    line with the words of a failure besides them."""
-    if not hidden or chain or evidence.exceptions:
-        return []
+def _no_error(evidence: Evidence, hidden: Dict[int, Any], chain: List[Dict[str, Any]]) -> Optional[List[Any]]:
+    """The notices among the input's lines when it shows no error at all, else None. No error: no exception,
+    error code, logged error or warning, nor line with the words of a failure, and every other line is a
+    notice or a line the framework logged at INFO / DEBUG level (a log of a run that may only have stopped)."""
+    if chain or evidence.exceptions:
+        return None
     if any(e.level in ("ERROR", "CRITICAL") and e.input_line not in hidden for e in evidence.log_events):
-        return []
-    if any(ERROR_WORDS.search(line) for number, line in enumerate(evidence.lines, start=1) if number not in hidden):
-        return []
+        return None
+    rest = [number for number, line in enumerate(evidence.lines, start=1) if number not in hidden and line.strip()]
+    if any(ERROR_WORDS.search(evidence.lines[number - 1]) for number in rest):
+        return None
+    routine = set(evidence.routine)
+    if not hidden and not routine or any(number not in routine for number in rest):
+        return None  # the user's own words, or lines of no known level: what they describe is not known to be fine
     return [sign for _, sign in notices.found(hidden)]
+
+
+def _last_signs(votes: List[Vote]) -> List[Vote]:
+    """The votes of the input's last line that votes (all of them when none has a line)."""
+    last = max((v.line for v in votes if not v.fallback), default=0)
+    return [v for v in votes if v.line == last and not v.fallback] if last else votes
+
+
+def _last_line(evidence: Evidence, hidden: Dict[int, Any]) -> Tuple[int, str]:
+    """The last logged line that is not a notice: where a log that shows no error stops."""
+    for number in range(len(evidence.lines), 0, -1):
+        body = strip_prefixes(evidence.lines[number - 1])[1].strip()
+        if body and number not in hidden:
+            return number, body[:200]
+    return 0, ""
+
+
+def _no_error_text(notices_found: List[Any], last: Tuple[int, str], phase: str, lang: str) -> str:
+    """What a report says of an input that shows no error."""
+    told = " ".join(pick(sign.meaning, lang) for sign in notices_found)
+    number, body = last
+    if not number:  # notices alone
+        return (f"The input shows no error: the lines it holds are what the framework prints on normal runs. {told} "
+                "Paste the error or traceback that followed them, or say what went wrong." if lang == "en" else
+                f"输入中没有错误：其中的这些行是框架正常运行时也会打印的提示。{told}"
+                "请贴出其后出现的报错或 traceback，或说明出了什么问题。")
+    where = "" if phase == "unknown" else phase
+    if lang == "zh":
+        stop = f"如果运行停在这里，它卡在 {where} 阶段：" if where else "如果运行停在这里（卡住）："
+        return (f"输入中没有错误：这些行是框架正常运行时以 INFO / DEBUG 级别记录的日志。{told}最后一行是第 {number} 行"
+                f"（{body}）。{stop}请贴出其后的输出或卡住进程的调用栈（py-spy dump --pid <PID>），或说明出了什么问题。")
+    stop = f"If the run stopped there, it hangs in the {where} phase: " if where else "If the run stopped there (a hang), "
+    return (f"The input shows no error: its lines are what the framework logs at INFO / DEBUG level on a normal run. "
+            f"{told + ' ' if told else ''}The last is line {number} ({body}). {stop}paste what it printed after it or "
+            "the stack of the stuck process (py-spy dump --pid <PID>), or say what went wrong.")
 
 
 def _error_line_number(evidence: Evidence, root_line: int) -> int:
@@ -420,8 +462,9 @@ def _query_text(evidence: Evidence, hidden: Collection[int] = ()) -> str:
     parts = [f"{e.type} {e.message}" for e in evidence.exceptions[-3:]]
     parts += [e.message for e in evidence.log_events if e.level in ("ERROR", "CRITICAL") and e.input_line not in hidden][:5]
     # a worker / rank / log-level prefix on every line is the log's layout, not words of the fault
+    routine = set(evidence.routine) if len(evidence.routine) < len(evidence.lines) else set()
     bodies = (strip_prefixes(line)[1].strip() for number, line in enumerate(evidence.lines, start=1)
-              if number not in hidden)
+              if number not in hidden and number not in routine)
     parts += [body for body in bodies if body and not FRAME_RE.match(body)][:40]
     # each text once and no frame: an error line is also a log event, and counting it twice would make
     # the words of a log weigh differently from the same words pasted without their log layout

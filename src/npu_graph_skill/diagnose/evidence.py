@@ -98,6 +98,8 @@ def extract_evidence(text: str, notes: Optional[List[str]] = None) -> Evidence:
         _codes(evidence, body, number, seen_codes)
         _apis(evidence, body, number)
         _log_event(evidence, parsed, number)
+        if parsed.level in ("INFO", "DEBUG"):
+            evidence.routine.append(number)
     parse_env(evidence.lines, evidence.env)
     parse_settings(evidence.lines, evidence.settings)
     _code_lines_of_frames(evidence)
