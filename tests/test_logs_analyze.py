@@ -143,6 +143,23 @@ def test_a_warning_header_with_no_text_is_not_a_warning(tmp_path):
     assert [w.first.line for w in report.warnings] == [3]
 
 
+def test_warnings_printed_on_normal_runs_are_notices_listed_last(tmp_path):
+    # vLLM-Ascend's experimental-mode warning (ascend_config.py:242@v0.9.1) and vLLM's memory-profiling warning
+    # (gpu_worker.py:494@v0.21.0) are notices (S-163, S-171); the config warning is a warning of its own
+    notices = ("WARNING 07-10 10:00:00 [ascend_config.py:242] ACL Graph is currently experimental. Please raise an issue "
+               "on https://github.com/vllm-project/vllm-ascend/issues if you encourage any Error\n"
+               "WARNING 07-10 10:00:01 [gpu_worker.py:494] CUDA graph memory profiling is disabled "
+               "(VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0). Without it, CUDA graph memory is not accounted for during "
+               "KV cache allocation, which may require lowering --gpu-memory-utilization to avoid OOM.\n")
+    report = analyze_logs([str(_write(tmp_path / "notices.log", notices))])
+    assert [(g.role, g.notice) for g in report.warnings] == [("notice", "S-163"), ("notice", "S-171")]
+    assert report.severity == "ok" and report.totals["notices"] == 2
+    other = notices + "WARNING 07-10 10:00:02 [utils.py:120] Current vLLM config is not set.\n"
+    report = analyze_logs([str(_write(tmp_path / "mixed.log", other))])
+    assert [g.role for g in report.warnings] == ["warning", "notice", "notice"]
+    assert report.severity == "warning"
+
+
 def test_only_consequences_points_to_missing_logs(shared_data):
     report = analyze_logs([str(shared_data / "samples" / "plog" / "plog-114654_20250619092834191.log")])
     assert report.first_failure.only_consequences

@@ -9,7 +9,7 @@ lines out of the error, the matchers and the similar-words search, and says what
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from npu_graph_skill.core.render import pick
 from npu_graph_skill.diagnose.reflow import MIN_PIECE, squeeze
@@ -46,6 +46,15 @@ def notice_lines(lines: Sequence[str], signs: Sequence) -> Dict[int, object]:
                     break
                 found.setdefault(after, sign)
     return found
+
+
+def notice_of(text: str, signs: Sequence) -> Optional[object]:
+    """The notice sign `text` (one logged message) is, or None."""
+    lower = text.lower()
+    for sign in signs:
+        if sign.notice and prefilter.may_match(prefilter.literals(sign.regex), lower) and sign.compiled()["regex"].search(text):
+            return sign
+    return None
 
 
 def shown(lines: Sequence[str], hidden: Dict[int, object]) -> List[str]:

@@ -374,10 +374,12 @@ def finish(parts: List[Collected], limits: Dict[str, float], context: int,
     groups = whole.groups
     code_names = CodeNames()
     errors = [_error_group(whole, acc, code_names) for acc in groups if acc.kind == "error"]
-    warnings = [_error_group(whole, acc, code_names) for acc in groups if acc.kind == "warning"]
+    warnings = _mark_notices([_error_group(whole, acc, code_names) for acc in groups if acc.kind == "warning"])
     role_order = {"decisive": 0, "consequence": 1, "benign": 2}
     errors.sort(key=lambda g: (role_order.get(g.role, 3), ts_key(g.first_ts), g.first.node, g.first.source, g.first.line))
-    warnings.sort(key=lambda g: (-g.count, ts_key(g.first_ts), g.first.node, g.first.source, g.first.line))
+    # the warnings frameworks print on every run last: they are not what went wrong
+    warnings.sort(key=lambda g: (g.role == "notice", -g.count, ts_key(g.first_ts), g.first.node, g.first.source,
+                                 g.first.line))
     error_lines = sum(g.count for g in errors)
     warning_lines = sum(g.count for g in warnings)
     signatures = len(errors)
@@ -397,10 +399,11 @@ def finish(parts: List[Collected], limits: Dict[str, float], context: int,
         "errors": error_lines,
         "error_signatures": signatures,
         "warnings": warning_lines,
+        "notices": sum(g.count for g in warnings if g.role == "notice"),
         "uncounted_signature_lines": whole.dropped,
     }
     severity = "ok"
-    if warnings:
+    if any(g.role != "notice" for g in warnings):
         severity = "warning"
     if any(g.role in ("decisive", "consequence") for g in errors):
         severity = "error"
@@ -409,6 +412,25 @@ def finish(parts: List[Collected], limits: Dict[str, float], context: int,
     return LogReport(sources=summaries, totals=totals, first_failure=first, errors=errors, warnings=warnings,
                      timeline=timeline, memory=memory, anomalies=anomalies, thresholds=dict(limits), filters={},
                      notes=notes, severity=severity)
+
+
+NOTICE_ID = "E-005"
+
+
+def _mark_notices(warnings: List[ErrorGroup]) -> List[ErrorGroup]:
+    """Warnings a framework prints on normal runs (the notices of knowledge/context_signs.yaml) get the role
+    "notice": a log whose only warnings are notices is not a log with a problem."""
+    if not warnings:
+        return warnings  # nothing to compare: do not load the knowledge (start-up)
+    from npu_graph_skill.diagnose.notices import notice_of
+    from npu_graph_skill.knowledge.loader import load_knowledge
+
+    signs = load_knowledge().signs
+    for group in warnings:
+        sign = notice_of(group.message, signs)
+        if sign is not None:
+            group.role, group.id, group.notice = "notice", NOTICE_ID, sign.id
+    return warnings
 
 
 def _error_group(whole: _Whole, acc: ErrorAcc, names: CodeNames) -> ErrorGroup:

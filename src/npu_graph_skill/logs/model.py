@@ -46,11 +46,12 @@ class CodeName(Record):
 
 @dataclasses.dataclass
 class ErrorGroup(Record):
-    """E-001 decisive error / E-002 consequence / E-003 benign / E-004 warning: one normalised signature."""
+    """E-001 decisive error / E-002 consequence / E-003 benign / E-004 warning / E-005 notice (a warning the
+    framework prints on normal runs): one normalised signature."""
 
     id: str
     kind: str  # error | warning
-    role: str  # decisive | consequence | benign | warning
+    role: str  # decisive | consequence | benign | warning | notice
     signature: str
     message: str  # the first occurrence's message
     level: str
@@ -65,6 +66,7 @@ class ErrorGroup(Record):
     sources: List[str]
     first: Where
     codes: List[CodeName] = dataclasses.field(default_factory=list)
+    notice: str = ""  # the notice sign (knowledge/context_signs.yaml) a warning of role "notice" is
 
 
 @dataclasses.dataclass

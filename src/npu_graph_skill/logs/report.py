@@ -52,7 +52,8 @@ WORDS = {
     "nodes": {"en": "nodes", "zh": "个节点"},
 }
 ROLE = {"decisive": {"en": "decisive", "zh": "关键"}, "consequence": {"en": "consequence", "zh": "连带"},
-        "benign": {"en": "benign", "zh": "无害"}, "warning": {"en": "warning", "zh": "警告"}}
+        "benign": {"en": "benign", "zh": "无害"}, "warning": {"en": "warning", "zh": "警告"},
+        "notice": {"en": "notice", "zh": "提示"}}
 KIND = {
     "capture": {"en": "capture", "zh": "捕获"}, "replay_interval": {"en": "replay spacing", "zh": "重放间隔"},
     "update": {"en": "update", "zh": "更新"}, "update_calls": {"en": "update calls", "zh": "更新调用"},
@@ -142,9 +143,12 @@ def _counts_line(report: LogReport, lang: str) -> str:
         by_role[group.role] = by_role.get(group.role, 0) + group.count
     parts = [f"{w(role, lang)} {n}" for role, n in by_role.items()]
     warn = sum(g.count for g in report.warnings)
+    notices = sum(g.count for g in report.warnings if g.role == "notice")
     if lang == "zh":
-        return f"{w('errors', lang)}：{'，'.join(parts) or 0}；{w('warnings', lang)}：{warn}；{w('anomalies', lang)}：{len(report.anomalies)}"
-    return f"{w('errors', lang)}: {', '.join(parts) or 0}; {w('warnings', lang)}: {warn}; {w('anomalies', lang)}: {len(report.anomalies)}"
+        of = f"（其中 {notices} 条是正常运行时也会打印的提示）" if notices else ""
+        return f"{w('errors', lang)}：{'，'.join(parts) or 0}；{w('warnings', lang)}：{warn}{of}；{w('anomalies', lang)}：{len(report.anomalies)}"
+    of = f" ({notices} of them notices printed on normal runs)" if notices else ""
+    return f"{w('errors', lang)}: {', '.join(parts) or 0}; {w('warnings', lang)}: {warn}{of}; {w('anomalies', lang)}: {len(report.anomalies)}"
 
 
 def _layouts(report: LogReport) -> str:
@@ -244,7 +248,8 @@ def _group_table(groups: Sequence[ErrorGroup], lang: str, table: Callable[..., s
     for group in groups:
         codes = ",".join(c.code for c in group.codes[:3])
         ranks = ",".join(map(str, group.ranks[:6])) + ("…" if len(group.ranks) > 6 else "")
-        rows.append([group.id, w(group.role, lang), group.count, group.first_time[5:19] if group.first_time else "-",
+        role = f"{w(group.role, lang)} {group.notice}" if group.notice else w(group.role, lang)
+        rows.append([group.id, role, group.count, group.first_time[5:19] if group.first_time else "-",
                      ranks or "-", codes or "-", _short(group.message, 90)])
     headers = [w("id", lang), w("role", lang), w("count", lang), w("first", lang), w("ranks", lang), w("codes", lang),
                w("message", lang)]
