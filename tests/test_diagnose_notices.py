@@ -153,3 +153,19 @@ def test_a_routine_log_with_anything_else_is_diagnosed(extra):
     report = diagnose(text=QUIET_LOG + extra + "\n", lang="en")
     assert not report.root_cause["direct"].startswith("The input shows no error")
     assert report.candidates
+
+
+def test_the_advice_in_a_notice_is_no_setting_of_the_run():
+    # SGLang lists "--disable-cuda-graph", "--enable-torch-compile" ... after every capture failure (S-172), and
+    # vLLM's memory-profiling line says "To disable, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0" (S-170):
+    # options the framework suggests, not ones the user launched with
+    signs = {sign.id: sign for sign in NOTICES}
+    report = diagnose(text="Exception: Capture cuda graph failed: CUDA error: operation not permitted when stream is "
+                           "capturing\n" + signs["S-172"].example + "\n", lang="en")
+    assert report.error.startswith("Exception: Capture cuda graph failed") and report.candidates[0].id == "P-CAP-001"
+    assert report.evidence_summary["settings"] == {} and report.phase == "capture"
+    report = diagnose(text=signs["S-170"].example + "\n" + OOM, lang="en")
+    assert "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS" not in report.evidence_summary["env"]
+    # the same option typed by the user is a setting
+    launched = diagnose(text="python -m sglang.launch_server --model-path Qwen/Qwen3-8B --disable-cuda-graph\n", lang="en")
+    assert launched.evidence_summary["settings"].get("disable_cuda_graph") == "true"

@@ -15,6 +15,7 @@ from npu_graph_skill.diagnose import causes, classify, locate, notices, referenc
 from npu_graph_skill.diagnose.evidence import FRAME_RE, extract_evidence
 from npu_graph_skill.diagnose.reflow import FlowText
 from npu_graph_skill.diagnose.phase import Vote, close_phases, decide, phase_votes
+from npu_graph_skill.diagnose.settings import parse_env, parse_settings
 from npu_graph_skill.diagnose.wording import SignatureIndex
 from npu_graph_skill.diagnose.match import (
     KNOWN, EvidenceIndex, MessageHit, PatternScore, match_messages, rank_patterns,
@@ -78,6 +79,10 @@ def diagnose_evidence(evidence: Evidence, text: str, lang: str, knowledge: Knowl
     # matchers, the plain words of a phase and the similar-words search read the input without them.
     hidden = notices.notice_lines(evidence.lines, knowledge.signs)
     shown = notices.shown(evidence.lines, hidden) if hidden else evidence.lines
+    if hidden:  # a notice's advice ("set --disable-cuda-graph", "To disable, set VLLM_...=0") is no setting of the run
+        evidence.env, evidence.settings = {}, {}
+        parse_env(shown, evidence.env)
+        parse_settings(shown, evidence.settings)
     cues = classify.cue_lines(shown, knowledge.signs)
     contexts = classify.phase_contexts(evidence, cues, knowledge.signs)
     index = EvidenceIndex(evidence, contexts, SignatureIndex.for_knowledge(knowledge), lines=shown)
@@ -395,9 +400,9 @@ def _no_error_text(notices_found: List[Any], last: Tuple[int, str], phase: str, 
     told = " ".join(pick(sign.meaning, lang) for sign in notices_found)
     number, body = last
     if not number:  # notices alone
-        return (f"The input shows no error: the lines it holds are what the framework prints on normal runs. {told} "
+        return (f"The input shows no error: the lines it holds are notices the framework prints routinely. {told} "
                 "Paste the error or traceback that followed them, or say what went wrong." if lang == "en" else
-                f"输入中没有错误：其中的这些行是框架正常运行时也会打印的提示。{told}"
+                f"输入中没有错误：其中的这些行是框架例行打印的提示。{told}"
                 "请贴出其后出现的报错或 traceback，或说明出了什么问题。")
     where = "" if phase == "unknown" else phase
     if lang == "zh":
@@ -604,6 +609,7 @@ def _summary(evidence: Evidence, contexts: Dict[str, List[int]], chain: List[Dic
         "versions": evidence.versions,
         "hardware": evidence.hardware,
         "env": evidence.env,
+        "settings": evidence.settings,
         "ranks": evidence.ranks,
         "phase_signs": {k: len(v) for k, v in contexts.items()},
     }

@@ -1,7 +1,8 @@
-"""Lines a framework prints on normal runs that a paste often holds next to the failure, or instead of it:
-start-up warnings ("ACL Graph is currently experimental ... if you encourage any Error"), advice banners
-("capturing too many batch sizes can lead to OOM ... or inference hangs"), progress lines with cautions
-("This may lead to unexpected consequences if the model is not static"). Their words sound like a fault,
+"""Lines a framework prints routinely — on normal runs, or with every failure of a kind — that a paste often
+holds next to the failure, or instead of it: start-up warnings ("ACL Graph is currently experimental ...
+if you encourage any Error"), advice banners ("capturing too many batch sizes can lead to OOM ... or
+inference hangs"), progress lines with cautions ("This may lead to unexpected consequences if the model is
+not static"), the list of remedies SGLang appends to every capture failure. Their words sound like a fault,
 and read as one they outvote the real error or stand in for it. The notices are context signs
 (`notice: true` in knowledge/context_signs.yaml, each with its source); the diagnosis leaves their
 lines out of the error, the matchers and the similar-words search, and says what they are.
@@ -22,8 +23,8 @@ MAX_CONTINUED = 12  # lines of one banner or of one wrapped notice
 
 def notice_lines(lines: Sequence[str], signs: Sequence) -> Dict[int, object]:
     """input line (1-based) → the notice sign it belongs to: the line the notice matches, the rows of its
-    banner (starting with `*`), and the rest of the notice where the paste wrapped it (a line that is text
-    of the notice as printed)."""
+    banner (starting with `*`), and the rest of the notice before and after it where the paste wrapped it or
+    the notice spans lines (a line that is text of the notice as printed)."""
     notices = [sign for sign in signs if sign.notice]
     if not notices or not lines:
         return {}
@@ -37,8 +38,10 @@ def notice_lines(lines: Sequence[str], signs: Sequence) -> Dict[int, object]:
             if number in found or not regex.search(line):
                 continue
             found[number] = sign
-            for before in range(number - 1, max(0, number - MAX_CONTINUED) - 1, -1):  # the banner's top rule
-                if not BANNER_RULE.match(_body(lines[before - 1]).strip()):
+            # above it: the banner's top rule, or the notice's own first lines (a list's "Possible solutions:")
+            for before in range(number - 1, max(1, number - MAX_CONTINUED) - 1, -1):
+                body = _body(lines[before - 1]).strip()
+                if not (BANNER_RULE.match(body) or _text_of(body, sign)):
                     break
                 found.setdefault(before, sign)
             for after in range(number + 1, min(len(lines), number + MAX_CONTINUED) + 1):
@@ -72,9 +75,9 @@ def found(hidden: Dict[int, object]) -> List[Tuple[int, object]]:
 
 def notes(hidden: Dict[int, object], lang: str) -> List[str]:
     """One report note per notice found."""
-    return [pick({"en": f"Line {line} is a notice {sign.framework} prints on normal runs ({sign.id}), not the error: "
+    return [pick({"en": f"Line {line} is a notice {sign.framework} prints routinely ({sign.id}), not the error: "
                         "left out of the matching.",
-                  "zh": f"第 {line} 行是 {sign.framework} 正常运行时也会打印的提示（{sign.id}），不是错误：未参与匹配。"}, lang)
+                  "zh": f"第 {line} 行是 {sign.framework} 例行打印的提示（{sign.id}），不是错误：未参与匹配。"}, lang)
             for line, sign in found(hidden)]
 
 
@@ -89,4 +92,9 @@ def _continues(previous: str, line: str, sign) -> bool:
     if body.startswith("*"):  # a banner row ("* consider reducing ...") or its closing rule
         return True
     # the rest of the notice where the paste wrapped it: text of the notice as printed, not words of the user's
+    return _text_of(body, sign)
+
+
+def _text_of(body: str, sign) -> bool:
+    """`body` is a piece of the notice as printed (its example), long enough not to be a chance match."""
     return len(body) >= MIN_PIECE and squeeze(body).lower() in squeeze(sign.example).lower()

@@ -133,8 +133,9 @@ class ContextSign(Record):
     file: str = ""  # kind frame: a regex the frame's file must match
     regex: str = ""  # kind line / setting: a regex over an input line
     when: str = "at"  # at: the sign's phase is where it stands; after: of what fails after it
-    # A notice: a line printed on normal runs (a start-up warning, an advice banner). It may still say
-    # where the run was (its weight), but it is never the error and its words are not the fault's.
+    # A notice: a line printed routinely (a start-up warning, an advice banner, the remedies listed with every
+    # failure of a kind). It may still say where the run was (its weight), but it is never the error and its
+    # words are not the fault's.
     notice: bool = False
     example: str = ""  # a notice: the line as printed (it must match)
     near_miss: str = ""  # a notice: an error of the same source that shares its words (it must not)

@@ -145,9 +145,9 @@ def _counts_line(report: LogReport, lang: str) -> str:
     warn = sum(g.count for g in report.warnings)
     notices = sum(g.count for g in report.warnings if g.role == "notice")
     if lang == "zh":
-        of = f"（其中 {notices} 条是正常运行时也会打印的提示）" if notices else ""
+        of = f"（其中 {notices} 条是例行打印的提示）" if notices else ""
         return f"{w('errors', lang)}：{'，'.join(parts) or 0}；{w('warnings', lang)}：{warn}{of}；{w('anomalies', lang)}：{len(report.anomalies)}"
-    of = f" ({notices} of them notices printed on normal runs)" if notices else ""
+    of = f" ({notices} of them notices printed routinely)" if notices else ""
     return f"{w('errors', lang)}: {', '.join(parts) or 0}; {w('warnings', lang)}: {warn}{of}; {w('anomalies', lang)}: {len(report.anomalies)}"
 
 
