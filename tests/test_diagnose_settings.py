@@ -45,6 +45,19 @@ def test_words_that_only_look_like_settings_are_not():
     assert evidence.env == {}
 
 
+def test_a_setting_an_error_message_or_a_reply_suggests_is_not_one_of_the_run():
+    # torch's out-of-memory message (c10/cuda/CUDACachingAllocator.cpp) and a maintainer's advice name settings
+    # the run did not have; the user's own "I tried setting" and the launch line did set theirs
+    text = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. If reserved but unallocated memory "
+            "is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.\n"
+            "maintainer: please set TASK_QUEUE_ENABLE=0, or you can add --enforce-eager to run eagerly\n"
+            "I tried setting ASCEND_LAUNCH_BLOCKING=1 as well\n"
+            "HCCL_BUFFSIZE=400 vllm serve /data/m --max-num-seqs 8\n")
+    evidence = extract_evidence(text)
+    assert evidence.env == {"ASCEND_LAUNCH_BLOCKING": "1", "HCCL_BUFFSIZE": "400"}
+    assert "enforce_eager" not in evidence.settings and evidence.settings["max_num_seqs"] == "8"
+
+
 def test_a_setting_in_the_launch_script_moves_the_diagnosis():
     error = ("RuntimeError: replay:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:361 NPU function error: "
              "c10_npu::acl::AclmdlRIExecuteAsync(model_ri_, stream), error code is 507011")

@@ -12,6 +12,8 @@ there (`ASCEND_LAUNCH_BLOCKING=1`, `cudagraph_mode: FULL_DECODE_ONLY` with a spe
   and the leaf key `cudagraph_mode`), and the graph-mode keys of printed configs and Python calls
   (`cudagraph_mode=FULL_DECODE_ONLY`, `"cudagraph_capture_sizes": [1, 2, 4]`, `mode="reduce-overhead"`).
 Names are normalised to snake case; the first value seen wins; values are cut at 200 characters.
+A variable or option that advice words lead into ("try setting X=...", "To disable, set X=0", "please
+set", "you can add --x") is suggested, not set: error messages and replies name settings the run did not have.
 """
 from __future__ import annotations
 
@@ -45,6 +47,20 @@ GENERIC_KEYS = {"mode": re.compile(r"torch\.compile|torchair|npugraph|reduce-ove
                 "backend": re.compile(r"torch\.compile|npugraph|torchair|inductor", re.I),
                 "method": re.compile(r"speculative|mtp|eagle|draft", re.I)}
 MAX_VALUE = 200
+# Words that make what follows advice, not a setting of the run: torch's out-of-memory message ends "try setting
+# PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation" (c10/cuda/CUDACachingAllocator.cpp),
+# vLLM's memory-profiling line "To disable, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0", a maintainer's
+# "please set ...". ("I tried setting X=1" is the user's own run: "tried" is not "try".)
+ADVICE_BEFORE = re.compile(
+    r"\b(?:try|trying|consider|considering|please|recommend|recommended|suggest|suggested"
+    r"|(?:you|we) (?:can|may|could|should|might)|to (?:disable|enable|avoid|fix|reduce|use) [^.;,]{0,30}?|to (?:disable|enable),?)"
+    r"\s{1,3}(?:setting|set|using|use|export|exporting|passing|pass|adding|add)?\s{0,3}$", re.IGNORECASE)
+ADVICE_WINDOW = 60  # characters before the name that can make it advice
+
+
+def _advice(line: str, start: int) -> bool:
+    """The assignment or option at `start` of `line` is suggested by the text before it, not set."""
+    return bool(ADVICE_BEFORE.search(line[max(0, start - ADVICE_WINDOW):start]))
 
 
 def normalise(name: str) -> str:
@@ -68,7 +84,8 @@ def parse_env(lines: Iterable[str], env: Dict[str, str]) -> None:
         if "=" not in line:
             continue
         for match in ENV_ASSIGN.finditer(line):
-            env.setdefault(match["name"], _unquote(match["value"])[:MAX_VALUE])
+            if not _advice(line, match.start("name")):
+                env.setdefault(match["name"], _unquote(match["value"])[:MAX_VALUE])
         if "environ" in line:
             for match in ENVIRON_ASSIGN.finditer(line):
                 env.setdefault(match["name"] or match["name2"], match["value"][:MAX_VALUE])
@@ -79,6 +96,8 @@ def parse_settings(lines: Iterable[str], settings: Dict[str, str]) -> None:
     for line in lines:
         if "--" in line:
             for match in OPTION.finditer(line):
+                if _advice(line, match.start()):
+                    continue
                 value = _unquote(match["value"]) if match["value"] else "true"
                 _put(settings, match["name"], value)
                 if value.startswith("{"):
