@@ -502,3 +502,22 @@ def test_a_message_known_in_several_wordings_does_not_weigh_more_in_the_words_se
     signals = {e.id: e.fields["signals"].split() for e in pattern_entries(SimpleNamespace(patterns=[once, thrice]))}
     assert signals["P-B"].count("captured") == 1
     assert set(signals["P-A"]) <= set(signals["P-B"])
+
+
+@pytest.mark.parametrize("question, notice", [
+    ("what does 'ACL Graph is currently experimental. Please raise an issue on https://github.com/vllm-project/vllm-ascend"
+     "/issues if you encourage any Error' mean?", "S-163"),
+    ("日志里有 CUDA graph memory profiling is disabled (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0) ... to avoid OOM，"
+     "是显存不够了吗", "S-171"),
+])
+def test_a_quoted_notice_is_answered_first_as_no_error(question, notice):
+    result = ask(question, lang="en")
+    first = result.answers[0]
+    assert (first.kind, first.id) == ("notice", notice) and "not an error" in first.title
+    assert first.anchors and first.anchors[0]["path"]
+
+
+def test_words_of_a_notice_without_the_quote_do_not_make_it_the_answer():
+    # near miss: an out-of-memory question shares "memory", "OOM", "profiling" with S-171 but quotes no notice
+    result = ask("graph capture runs out of memory (OOM) while profiling, what should I lower?", lang="en")
+    assert result.answers and result.answers[0].kind != "notice"

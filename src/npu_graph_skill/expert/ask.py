@@ -19,7 +19,7 @@ from npu_graph_skill.core.model import Record
 from npu_graph_skill.core.render import default_lang, pick
 from npu_graph_skill.expert.retrieval import BM25Index, tokenize
 
-KINDS = ("concept", "pattern", "code", "constraint", "case")
+KINDS = ("concept", "pattern", "code", "constraint", "notice", "case")
 CONTEXT_WEIGHT = 0.1  # a matcher weighing this much or less is context (see the patterns' comments)
 # Where a word counts most: an id or error code matched by the question says more than a word
 # somewhere in a long explanation.
@@ -43,7 +43,7 @@ ENV_SOURCE = "NPU_GRAPH_SOURCE"
 
 @dataclasses.dataclass
 class Answer(Record):
-    kind: str  # concept | pattern | code | constraint | case
+    kind: str  # concept | pattern | code | constraint | notice | case
     id: str
     title: str
     score: float
@@ -88,6 +88,7 @@ class Entry:
     detail: Dict[str, str] = dataclasses.field(default_factory=dict)
     exact: Tuple[str, ...] = ()  # tokens that name this entry outright (its id, its code)
     related: List[str] = dataclasses.field(default_factory=list)
+    quote: str = ""  # a regex: a question that quotes this line is about this entry (a notice)
 
 
 # --------------------------------------------------------------------------------------------
@@ -205,6 +206,22 @@ def constraint_entries(knowledge: Any) -> List[Entry]:
     return entries
 
 
+def notice_entries(knowledge: Any) -> List[Entry]:
+    """Lines frameworks print routinely whose words sound like a fault (`notice: true` signs): a user who
+    pastes one and asks what it means is told it is not the error, what it says and where it is printed.
+    Found only where the question quotes the line (`quote`), not by their words."""
+    entries = []
+    for sign in getattr(knowledge, "signs", None) or []:
+        if not getattr(sign, "notice", False):
+            continue
+        title = {"en": f"{sign.framework} notice: printed routinely, not an error",
+                 "zh": f"{sign.framework} 的例行提示：不是错误"}
+        entries.append(Entry(
+            kind="notice", id=sign.id, title=title, snippet=sign.meaning, anchors=_anchor_dicts([sign.source]),
+            fields={}, exact=(sign.id.lower(),), quote=sign.regex))
+    return entries
+
+
 def _load_knowledge() -> Tuple[Any, List[str]]:
     """The project's knowledge base (patterns, codes, constraints), or None with a note."""
     try:
@@ -236,11 +253,14 @@ _INDEX: Optional[KnowledgeIndex] = None
 
 
 def build_index(entries: Iterable[Entry], notes: Optional[List[str]] = None, key: str = "") -> KnowledgeIndex:
-    entries = list(entries)
+    # a notice is found by its quote only (its words would shift every other answer's ranks): the searched
+    # entries come first, so that an entry's position is its document number in the words index
+    entries = [e for e in entries if not e.quote] + [e for e in entries if e.quote]
     bm25 = BM25Index(FIELD_WEIGHTS)
     exact: Dict[str, List[int]] = {}
     for position, entry in enumerate(entries):
-        bm25.add(str(position), entry.fields)
+        if not entry.quote:
+            bm25.add(str(position), entry.fields)
         for token in entry.exact:
             exact.setdefault(token, []).append(position)
     return KnowledgeIndex(entries=entries, bm25=bm25, exact=exact, notes=list(notes or []), key=key)
@@ -275,7 +295,7 @@ def knowledge_index() -> KnowledgeIndex:
         knowledge, notes = _load_knowledge()
         entries = concept_entries()
         if knowledge is not None:
-            for make in (pattern_entries, code_entries, constraint_entries):
+            for make in (pattern_entries, code_entries, constraint_entries, notice_entries):
                 try:
                     entries.extend(make(knowledge))
                 except Exception as exc:  # noqa: BLE001 - one malformed kind must not sink the others
@@ -304,10 +324,16 @@ def rank(index: KnowledgeIndex, question: str, kinds: Optional[Iterable[str]] = 
     """Entries by relevance to the question: BM25F, plus a lift for an id or code named outright."""
     allowed = set(kinds) if kinds else None
     positions = [i for i, e in enumerate(index.entries) if allowed is None or e.kind in allowed]
-    found = {int(key): (score, matched) for key, score, matched in index.bm25.search(question, allow=positions)}
-    if not found:
+    searched = [p for p in positions if not index.entries[p].quote]
+    found = {int(key): (score, matched) for key, score, matched in index.bm25.search(question, allow=searched)}
+    # a notice the question quotes is what it asks about, whatever else its words match
+    quoted = [p for p in positions if index.entries[p].quote and re.search(index.entries[p].quote, question)]
+    if not found and not quoted:
         return []
-    best = max(score for score, _ in found.values())
+    best = max([score for score, _ in found.values()] or [1.0])
+    for position in quoted:
+        score, matched = found.get(position, (0.0, []))
+        found[position] = (score + best, matched + ["quoted"])
     named = {p: token for token in set(tokenize(question)) for p in index.exact.get(token, ()) if p in found}
     prior = KIND_PRIOR.get(question_intent(question), {})
     hits = {}
@@ -317,7 +343,7 @@ def rank(index: KnowledgeIndex, question: str, kinds: Optional[Iterable[str]] = 
         else:
             hits[position] = (score * prior.get(index.entries[position].kind, 1.0), matched)
     ranked = sorted(hits.items(), key=lambda item: (-item[1][0], index.entries[item[0]].kind, index.entries[item[0]].id))
-    if not named and index.bm25.coverage(question, ranked[0][1][1]) < MIN_COVERAGE:
+    if not named and not quoted and index.bm25.coverage(question, ranked[0][1][1]) < MIN_COVERAGE:
         return []  # one stray word in common is not an answer
     top = ranked[0][1][0]
     return [(index.entries[p], s, m) for p, (s, m) in ranked if s >= MIN_RELATIVE_SCORE * top]

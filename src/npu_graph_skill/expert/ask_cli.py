@@ -15,7 +15,8 @@ ASK_EPILOG = """examples:
   npu-graph ask "non-default stream check" --source ~/src/pytorch   with the code, numbered
   pbpaste | npu-graph ask -                                        a question (or an error) on stdin
 
-answers come from the concept notes, failure patterns, error codes, capture constraints and
+answers come from the concept notes, failure patterns, error codes, capture constraints, the
+notices frameworks print routinely (a quoted one is answered first: not an error, what it says) and
 your recorded cases (npu-graph kb), ranked by BM25 over Chinese bigrams and code-aware tokens.
 --source DIR (or NPU_GRAPH_SOURCE) is a torch_npu git checkout or an installed torch_npu package.
 
@@ -30,6 +31,7 @@ KIND_NAMES = {
     "pattern": {"en": "pattern", "zh": "故障模式"},
     "code": {"en": "error code", "zh": "错误码"},
     "constraint": {"en": "constraint", "zh": "约束"},
+    "notice": {"en": "notice", "zh": "提示"},
     "case": {"en": "case", "zh": "案例"},
 }
 WORDS = {
@@ -56,7 +58,7 @@ def add_ask_parser(subparsers, name: str, help_text: str) -> argparse.ArgumentPa
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument("--lang", choices=("zh", "en"), default=None, help="answer language (default: from the locale)")
     parser.add_argument("--limit", type=_positive, default=5, metavar="N", help="at most N answers (default 5)")
-    parser.add_argument("--kind", action="append", choices=("concept", "pattern", "code", "constraint", "case"),
+    parser.add_argument("--kind", action="append", choices=("concept", "pattern", "code", "constraint", "notice", "case"),
                         help="only this kind of entry (repeatable)")
     parser.add_argument("--source", metavar="DIR", default=None,
                         help="torch_npu source tree or package: show the top answer's code (default: $NPU_GRAPH_SOURCE)")

@@ -166,7 +166,7 @@ async def search_knowledge(
     ctx: Optional[Context] = None,
 ) -> Result:
     """Answer "how does graph mode work" questions with ranked knowledge entries (concepts, patterns,
-    codes, constraints, recorded cases), each with its source anchors."""
+    codes, constraints, notices frameworks print routinely, recorded cases), each with its source anchors."""
     source = _source_dir(source_dir, await _roots(ctx))
     return (await _threaded(api.ask, question, lang=lang, source_dir=source, limit=limit)).to_dict()
 
