@@ -375,7 +375,7 @@ def _no_error(evidence: Evidence, hidden: Dict[int, Any], chain: List[Dict[str, 
     if any(ERROR_WORDS.search(evidence.lines[number - 1]) for number in rest):
         return None
     routine = set(evidence.routine)
-    if not hidden and not routine or any(number not in routine for number in rest):
+    if (not hidden and not routine) or any(number not in routine for number in rest):
         return None  # the user's own words, or lines of no known level: what they describe is not known to be fine
     return [sign for _, sign in notices.found(hidden)]
 
@@ -466,10 +466,10 @@ def _query_text(evidence: Evidence, hidden: Collection[int] = ()) -> str:
     (nor the notices in `hidden`)."""
     parts = [f"{e.type} {e.message}" for e in evidence.exceptions[-3:]]
     parts += [e.message for e in evidence.log_events if e.level in ("ERROR", "CRITICAL") and e.input_line not in hidden][:5]
-    # a worker / rank / log-level prefix on every line is the log's layout, not words of the fault
-    routine = set(evidence.routine) if len(evidence.routine) < len(evidence.lines) else set()
+    # a worker / rank / log-level prefix on every line is the log's layout, not words of the fault (nor is its
+    # level: leaving INFO lines out made the words depend on whether the paste kept its prefixes)
     bodies = (strip_prefixes(line)[1].strip() for number, line in enumerate(evidence.lines, start=1)
-              if number not in hidden and number not in routine)
+              if number not in hidden)
     parts += [body for body in bodies if body and not FRAME_RE.match(body)][:40]
     # each text once and no frame: an error line is also a log event, and counting it twice would make
     # the words of a log weigh differently from the same words pasted without their log layout

@@ -47,9 +47,9 @@ GENERIC_KEYS = {"mode": re.compile(r"torch\.compile|torchair|npugraph|reduce-ove
                 "backend": re.compile(r"torch\.compile|npugraph|torchair|inductor", re.I),
                 "method": re.compile(r"speculative|mtp|eagle|draft", re.I)}
 MAX_VALUE = 200
-# Words that make what follows advice, not a setting of the run: torch's out-of-memory message ends "try setting
-# PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation" (c10/cuda/CUDACachingAllocator.cpp),
-# vLLM's memory-profiling line "To disable, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0", a maintainer's
+# Words that make what follows advice, not a setting of the run: torch's CUDA out-of-memory message ends "try
+# setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation", vLLM's memory-profiling
+# line (S-170) "To disable, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0", a maintainer's
 # "please set ...". ("I tried setting X=1" is the user's own run: "tried" is not "try".)
 ADVICE_BEFORE = re.compile(
     r"\b(?:try|trying|consider|considering|please|recommend|recommended|suggest|suggested"

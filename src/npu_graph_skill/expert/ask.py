@@ -223,7 +223,7 @@ def notice_entries(knowledge: Any) -> List[Entry]:
 
 
 def _load_knowledge() -> Tuple[Any, List[str]]:
-    """The project's knowledge base (patterns, codes, constraints), or None with a note."""
+    """The project's knowledge base (patterns, codes, constraints, notices), or None with a note."""
     try:
         from npu_graph_skill.knowledge.loader import load_knowledge
     except ImportError:

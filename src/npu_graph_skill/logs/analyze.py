@@ -418,7 +418,7 @@ NOTICE_ID = "E-005"
 
 
 def _mark_notices(warnings: List[ErrorGroup]) -> List[ErrorGroup]:
-    """Warnings a framework prints on normal runs (the notices of knowledge/context_signs.yaml) get the role
+    """Warnings a framework prints routinely (the notices of knowledge/context_signs.yaml) get the role
     "notice": a log whose only warnings are notices is not a log with a problem."""
     if not warnings:
         return warnings  # nothing to compare: do not load the knowledge (start-up)

@@ -47,7 +47,7 @@ class CodeName(Record):
 @dataclasses.dataclass
 class ErrorGroup(Record):
     """E-001 decisive error / E-002 consequence / E-003 benign / E-004 warning / E-005 notice (a warning the
-    framework prints on normal runs): one normalised signature."""
+    framework prints routinely): one normalised signature."""
 
     id: str
     kind: str  # error | warning
