@@ -169,3 +169,13 @@ def test_the_advice_in_a_notice_is_no_setting_of_the_run():
     # the same option typed by the user is a setting
     launched = diagnose(text="python -m sglang.launch_server --model-path Qwen/Qwen3-8B --disable-cuda-graph\n", lang="en")
     assert launched.evidence_summary["settings"].get("disable_cuda_graph") == "true"
+
+
+def test_a_chinese_report_labels_its_notes_in_chinese():
+    import io
+
+    from npu_graph_skill.core.render import Style
+    from npu_graph_skill.diagnose.report import render_text
+
+    text = render_text(diagnose(text=EXPERIMENTAL + "\n" + OOM, lang="zh"), Style(io.StringIO()))
+    assert "  说明: 第 1 行是 vllm-ascend 例行打印的提示（S-163）" in text and "  note:" not in text

@@ -30,6 +30,7 @@ LABELS: Dict[str, Dict[str, str]] = {
     "locations": {"en": "Where", "zh": "文件定位"},
     "candidates": {"en": "Candidates", "zh": "候选模式"},
     "missing": {"en": "Missing materials", "zh": "待补充材料"},
+    "note": {"en": "note", "zh": "说明"},
     "drill_down": {"en": "Drill-down", "zh": "调用链下钻"},
     "consequences": {"en": "Later errors (not the cause)", "zh": "后续报错（不是原因）"},
     "anchors": {"en": "Source anchors", "zh": "源码锚点"},

@@ -175,7 +175,7 @@ def render_text(d: Diagnosis, style: Style) -> str:
         out.extend(f"  - {m.what}: {m.how}" for m in d.missing)
     if d.notes:
         out.append("")
-        out.extend(style.dim(f"  note: {n}") for n in d.notes)
+        out.extend(style.dim(f"  {label('note', lang)}: {n}") for n in d.notes)
     return "\n".join(out) + "\n"
 
 
