@@ -142,7 +142,8 @@ def test_a_log_of_routine_lines_is_no_error_and_says_where_it_stopped():
     assert report.phase == "capture"  # the last sign of a phase: the capture's progress bar, not "memory" above it
     assert report.candidates == [] and report.confidence == 0 and report.error == ""
     assert any("S-170" in note for note in report.notes)
-    assert diagnose(text=QUIET_LOG, lang="zh").root_cause["direct"].startswith("输入中没有错误")
+    zh = diagnose(text=QUIET_LOG, lang="zh").root_cause["direct"]
+    assert zh.startswith("输入中没有错误") and "卡在「捕获阶段」" in zh
 
 
 @pytest.mark.parametrize("extra", [

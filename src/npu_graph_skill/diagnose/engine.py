@@ -10,7 +10,7 @@ from typing import Any, Collection, Dict, List, Optional, Tuple
 from npu_graph_skill.core.errors import InputError
 from npu_graph_skill.core.ingest import TextSource, read_text, resolve_sources
 from npu_graph_skill.core.model import Candidate, Diagnosis, Evidence
-from npu_graph_skill.core.render import default_lang, pick
+from npu_graph_skill.core.render import default_lang, phase_name, pick
 from npu_graph_skill.diagnose import causes, classify, locate, notices, reference
 from npu_graph_skill.diagnose.evidence import FRAME_RE, extract_evidence
 from npu_graph_skill.diagnose.reflow import FlowText
@@ -406,7 +406,7 @@ def _no_error_text(notices_found: List[Any], last: Tuple[int, str], phase: str, 
                 "请贴出其后出现的报错或 traceback，或说明出了什么问题。")
     where = "" if phase == "unknown" else phase
     if lang == "zh":
-        stop = f"如果运行停在这里，它卡在 {where} 阶段：" if where else "如果运行停在这里（卡住）："
+        stop = f"如果运行停在这里，它卡在「{phase_name(where, lang)}」：" if where else "如果运行停在这里（卡住）："
         return (f"输入中没有错误：这些行是框架正常运行时以 INFO / DEBUG 级别记录的日志。{told}最后一行是第 {number} 行"
                 f"（{body}）。{stop}请贴出其后的输出或卡住进程的调用栈（py-spy dump --pid <PID>），或说明出了什么问题。")
     stop = f"If the run stopped there, it hangs in the {where} phase: " if where else "If the run stopped there (a hang), "
