@@ -31,7 +31,7 @@ def notice_lines(lines: Sequence[str], signs: Sequence) -> Dict[int, object]:
     lower = "\n".join(lines).lower()
     found: Dict[int, object] = {}
     for sign in notices:
-        if not prefilter.may_match(prefilter.literals(sign.regex), lower):
+        if not _may_match(sign, lower):
             continue
         regex = sign.compiled()["regex"]
         for number, line in enumerate(lines, start=1):
@@ -54,10 +54,14 @@ def notice_lines(lines: Sequence[str], signs: Sequence) -> Dict[int, object]:
 def notice_of(text: str, signs: Sequence) -> Optional[object]:
     """The notice sign `text` (one logged message) is, or None."""
     lower = text.lower()
-    for sign in signs:
-        if sign.notice and prefilter.may_match(prefilter.literals(sign.regex), lower) and sign.compiled()["regex"].search(text):
-            return sign
-    return None
+    return next((sign for sign in signs
+                 if sign.notice and _may_match(sign, lower) and sign.compiled()["regex"].search(text)), None)
+
+
+def _may_match(sign, lower: str) -> bool:
+    """`lower` (the text, lower-cased) holds one of the literals any match of the notice's regex needs: the
+    cheap test that spares compiling and running the regexes of notices a text cannot hold."""
+    return prefilter.may_match(prefilter.literals(sign.regex), lower)
 
 
 def shown(lines: Sequence[str], hidden: Dict[int, object]) -> List[str]:
